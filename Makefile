@@ -1,0 +1,34 @@
+# Two commands on a fresh machine: `make plan` and `make test`. Both create .venv at the
+# repository root and install the pinned dependencies when they are missing or changed.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+STACK ?= local
+
+.PHONY: plan test lint format bench clean
+
+$(STAMP): requirements.txt requirements-dev.txt constraints.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt -c constraints.txt
+	touch $(STAMP)
+
+plan: $(STAMP)
+	$(PY) -m plan $(STACK)
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+lint: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+format: $(STAMP)
+	$(PY) -m ruff check --fix .
+	$(PY) -m ruff format .
+
+bench: $(STAMP)
+	$(PY) scripts/bench.py
+
+clean:
+	rm -rf build .pytest_cache .ruff_cache
