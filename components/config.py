@@ -30,7 +30,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from components import versions
+from components import defaults, kube, versions
 
 PROJECT = "determined"
 
@@ -244,7 +244,7 @@ class DatabaseConfig(_Model):
     storage_size: Quantity = "30Gi"
     storage_class: str | None = None
     host: str | None = None
-    port: int = Field(default=versions.POSTGRES_PORT, ge=1, le=65535)
+    port: int = Field(default=defaults.DB_PORT, ge=1, le=65535)
     name: str = Field(default="determined", min_length=1)
     user: str | None = None
     password: SecretStr | None = None
@@ -333,7 +333,7 @@ class ResourcePoolConfig(_Model):
 
     @property
     def namespace_name(self) -> str:
-        return self.namespace or "det-" + re.sub(r"[^a-z0-9-]", "-", self.name.lower())
+        return self.namespace or kube.dns_label(f"det-{self.name}")
 
 
 class TaskContainerDefaultsConfig(_Model):
@@ -553,7 +553,10 @@ def _cross_field_problems(cfg: StackConfig) -> list[Problem]:
         ("defaultAuxPool", cfg.default_aux_pool),
     ):
         if value is not None and value not in pool_names:
-            add(key, f"no resource pool named {value!r} (resource pools: {', '.join(dict.fromkeys(pool_names))})")
+            add(
+                key,
+                f"no resource pool named {value!r} (resource pools: {', '.join(dict.fromkeys(pool_names))})",
+            )
 
     if cfg.allow_data_deletion and cfg.environment == "prod":
         add("allowDataDeletion", "refused in prod: the database and checkpoint bucket are always kept")
@@ -718,3 +721,21 @@ def read_pulumi_config() -> dict[str, Any]:
     everything = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
     raw = {k[len(prefix) :]: v for k, v in everything.items() if k.startswith(prefix)}
     return decode_raw(raw)
+
+
+def secret_values(model: BaseModel) -> set[str]:
+    """Every secret-by-nature value in a config model (for redaction checks)."""
+    found: set[str] = set()
+
+    def walk(value: Any) -> None:
+        if isinstance(value, SecretStr):
+            found.add(value.get_secret_value())
+        elif isinstance(value, BaseModel):
+            for name in type(value).model_fields:
+                walk(getattr(value, name))
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk(model)
+    return found

@@ -32,11 +32,6 @@ POSTGRES_IMAGE = "postgres:17.6"
 # NVIDIA GPU operator chart (installed by a later component).
 DEFAULT_GPU_OPERATOR_VERSION = "v25.10.1"
 
-# Port the master listens on inside its pod, and the port its Service exposes.
-MASTER_CONTAINER_PORT = 8081
-MASTER_SERVICE_PORT = 8080
-POSTGRES_PORT = 5432
-
 
 def parse_version(version: str) -> tuple[int, int, int]:
     """'0.38.1' -> (0, 38, 1)."""

@@ -1,0 +1,39 @@
+"""Checkpoint storage: the `checkpoint_storage` section of master.yaml.
+
+Buckets themselves (GCS/S3, with workload identity) are created by the cloud components;
+on an existing cluster the bucket is given by name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from components.config import CheckpointStorageConfig
+
+
+def master_checkpoint_storage(cs: CheckpointStorageConfig, bucket: str | None = None) -> dict[str, Any]:
+    """The section as the master reads it. `bucket` overrides the configured bucket name
+    (for a bucket the stack creates). Secret values are included as plain strings: the
+    result only ever goes into the master's Secret."""
+    section: dict[str, Any] = {}
+    if cs.type == "sharedFs":
+        section = {"type": "shared_fs", "host_path": cs.host_path}
+    elif cs.type == "gcs":
+        section = {"type": "gcs", "bucket": bucket or cs.bucket, "prefix": cs.prefix}
+    elif cs.type == "s3":
+        section = {"type": "s3", "bucket": bucket or cs.bucket, "prefix": cs.prefix}
+        if cs.endpoint_url:
+            section["endpoint_url"] = cs.endpoint_url
+        if cs.access_key and cs.secret_key:
+            section["access_key"] = cs.access_key.get_secret_value()
+            section["secret_key"] = cs.secret_key.get_secret_value()
+    elif cs.type == "azure":
+        section = {"type": "azure", "container": cs.container}
+        if cs.connection_string:
+            section["connection_string"] = cs.connection_string.get_secret_value()
+    section |= {
+        "save_experiment_best": cs.save_experiment_best,
+        "save_trial_best": cs.save_trial_best,
+        "save_trial_latest": cs.save_trial_latest,
+    }
+    return section

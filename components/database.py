@@ -1,0 +1,184 @@
+"""The master's PostgreSQL database: in the cluster, or external.
+
+inCluster: a StatefulSet of a pinned, supported PostgreSQL with its own PersistentVolumeClaim,
+a generated password in a Secret and a ClusterIP Service. The claim, and the namespace it
+lives in, outlive `pulumi destroy` unless `allowDataDeletion` is set (dev only).
+external: nothing is created; the connection goes into master.yaml.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_random
+
+from components import defaults, kube, versions
+from components.config import StackConfig
+
+COMPONENT = "database"
+
+
+@dataclass(frozen=True)
+class DatabaseEndpoint:
+    """Where and as whom the master connects (the password travels separately)."""
+
+    host: str
+    port: int
+    name: str
+    user: str
+    ssl_mode: str | None = None
+    ssl_root_cert: str | None = None  # PEM content; mounted next to master.yaml
+
+
+def endpoint(cfg: StackConfig) -> DatabaseEndpoint:
+    db = cfg.database
+    if db.mode == "external":
+        return DatabaseEndpoint(db.host, db.port, db.name, db.user, db.ssl_mode, db.ssl_root_cert)
+    return DatabaseEndpoint(
+        defaults.DB_SERVICE_NAME, defaults.DB_PORT, defaults.DB_DATABASE, defaults.DB_USER
+    )
+
+
+def password_secret(namespace: str, password: Any) -> dict[str, Any]:
+    meta = kube.metadata(defaults.DB_SECRET_NAME, COMPONENT, namespace)
+    return kube.manifest("v1", "Secret", meta, type="Opaque", stringData={"POSTGRES_PASSWORD": password})
+
+
+def volume_claim(cfg: StackConfig) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "accessModes": ["ReadWriteOnce"],
+        "resources": {"requests": {"storage": cfg.database.storage_size}},
+    }
+    if cfg.database.storage_class:
+        spec["storageClassName"] = cfg.database.storage_class
+    meta = kube.metadata(defaults.DB_VOLUME_CLAIM, COMPONENT, cfg.namespace)
+    return kube.manifest("v1", "PersistentVolumeClaim", meta, spec=spec)
+
+
+def service(cfg: StackConfig) -> dict[str, Any]:
+    spec = {
+        "type": "ClusterIP",
+        "selector": kube.selector(COMPONENT),
+        "ports": [{"name": "postgres", "port": defaults.DB_PORT, "targetPort": "postgres"}],
+    }
+    return kube.manifest(
+        "v1", "Service", kube.metadata(defaults.DB_SERVICE_NAME, COMPONENT, cfg.namespace), spec=spec
+    )
+
+
+def _pg_isready() -> dict[str, Any]:
+    return {
+        "exec": {
+            "command": [
+                "pg_isready",
+                "--host=127.0.0.1",
+                f"--username={defaults.DB_USER}",
+                f"--dbname={defaults.DB_DATABASE}",
+            ]
+        }
+    }
+
+
+def statefulset(cfg: StackConfig) -> dict[str, Any]:
+    args = [arg for key, value in defaults.DB_SETTINGS.items() for arg in ("-c", f"{key}={value}")]
+    container = {
+        "name": "postgres",
+        "image": versions.POSTGRES_IMAGE,
+        "args": args,
+        "ports": [{"name": "postgres", "containerPort": defaults.DB_PORT}],
+        "env": [
+            {"name": "POSTGRES_USER", "value": defaults.DB_USER},
+            {"name": "POSTGRES_DB", "value": defaults.DB_DATABASE},
+            {
+                "name": "POSTGRES_PASSWORD",
+                "valueFrom": {"secretKeyRef": {"name": defaults.DB_SECRET_NAME, "key": "POSTGRES_PASSWORD"}},
+            },
+            # A subdirectory: the volume root may hold lost+found, which initdb refuses.
+            {"name": "PGDATA", "value": f"{defaults.DB_DATA_DIR}/pgdata"},
+        ],
+        "resources": defaults.DB_RESOURCES,
+        "readinessProbe": {**_pg_isready(), "periodSeconds": 5, "failureThreshold": 3},
+        "livenessProbe": {
+            **_pg_isready(),
+            "initialDelaySeconds": 30,
+            "periodSeconds": 10,
+            "failureThreshold": 6,
+        },
+        "volumeMounts": [{"name": "data", "mountPath": defaults.DB_DATA_DIR}],
+        "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
+    }
+    pod_spec = {
+        "containers": [container],
+        "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": defaults.DB_VOLUME_CLAIM}}],
+        "securityContext": {
+            "runAsNonRoot": True,
+            "runAsUser": defaults.DB_UID,
+            "runAsGroup": defaults.DB_UID,
+            "fsGroup": defaults.DB_UID,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+        "priorityClassName": defaults.SYSTEM_PRIORITY_CLASS,
+        "terminationGracePeriodSeconds": 60,
+    }
+    spec = {
+        "replicas": 1,
+        "serviceName": defaults.DB_SERVICE_NAME,
+        "selector": {"matchLabels": kube.selector(COMPONENT)},
+        "template": {"metadata": {"labels": kube.labels(COMPONENT)}, "spec": pod_spec},
+    }
+    return kube.manifest(
+        "apps/v1", "StatefulSet", kube.metadata(defaults.DB_NAME, COMPONENT, cfg.namespace), spec=spec
+    )
+
+
+def data_options(cfg: StackConfig) -> pulumi.ResourceOptions:
+    """Options for objects whose loss loses data (the volume claim, its namespace)."""
+    keep = not cfg.data_deletion_allowed
+    return pulumi.ResourceOptions(
+        retain_on_delete=keep,
+        # A new storage class would replace the claim with an empty volume.
+        ignore_changes=["spec.storageClassName"] if keep else None,
+    )
+
+
+class Database(pulumi.ComponentResource):
+    """The master's database. `password` is the Pulumi secret the master connects with."""
+
+    endpoint: DatabaseEndpoint
+    password: pulumi.Output[str]
+
+    def __init__(
+        self,
+        name: str,
+        cfg: StackConfig,
+        depends_on: list[pulumi.Resource],
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("determined:components:Database", name, None, opts)
+        self.endpoint = endpoint(cfg)
+        if cfg.database.mode == "external":
+            self.password = pulumi.Output.secret(cfg.database.password.get_secret_value())
+            self.register_outputs({})
+            return
+
+        child = pulumi.ResourceOptions(parent=self, depends_on=depends_on)
+        if cfg.database.password:
+            password: Any = cfg.database.password.get_secret_value()
+        else:
+            password = pulumi_random.RandomPassword(
+                "db-password",
+                length=defaults.PASSWORD_LENGTH,
+                special=False,
+                opts=pulumi.ResourceOptions(parent=self),
+            ).result
+        self.password = pulumi.Output.secret(password)
+        secret = kube.register(password_secret(cfg.namespace, self.password), child)
+        claim = kube.register(volume_claim(cfg), pulumi.ResourceOptions.merge(child, data_options(cfg)))
+        svc = kube.register(service(cfg), child)
+        self.statefulset = kube.register(
+            statefulset(cfg),
+            pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[secret, claim, svc])),
+        )
+        self.register_outputs({})

@@ -1,0 +1,50 @@
+"""Fixed values the components use: names, ports, sizes, priorities.
+
+Kept apart from the logic so a reader can see every number in one place. Versions and
+images are in `versions.py`; everything a user may change is in the config model.
+"""
+
+from __future__ import annotations
+
+# --- master ---------------------------------------------------------------------------
+MASTER_NAME = "determined-master"
+MASTER_SERVICE_NAME = "determined-master-service"
+MASTER_CONFIG_SECRET = "determined-master-config"
+MASTER_CONFIG_DIR = "/etc/determined"
+MASTER_CONTAINER_PORT = 8081  # the master's `port` in master.yaml
+MASTER_SERVICE_PORT = 8080  # what the Service exposes (the chart's masterPort)
+MASTER_HEALTH_PATH = "/info"  # unauthenticated; what `det deploy` polls
+# Migrations on a large database can take minutes before /info answers.
+MASTER_STARTUP_SECONDS = 600
+
+# --- priority classes (cluster-scoped; names are what tasks and the chart use) --------
+SYSTEM_PRIORITY_CLASS = "determined-system-priority"
+SYSTEM_PRIORITY_VALUE = 1_000_000
+MEDIUM_PRIORITY_CLASS = "determined-medium-priority"
+MEDIUM_PRIORITY_VALUE = 50
+
+# --- in-cluster database --------------------------------------------------------------
+DB_NAME = "determined-db"
+DB_SERVICE_NAME = "determined-db"
+DB_SECRET_NAME = "determined-db"
+DB_VOLUME_CLAIM = "determined-db-data"
+DB_USER = "determined"
+DB_DATABASE = "determined"
+DB_PORT = 5432
+DB_UID = 999  # the postgres user of the official image
+DB_DATA_DIR = "/var/lib/postgresql/data"
+DB_SETTINGS = {"max_connections": "96", "shared_buffers": "512MB"}
+DB_RESOURCES = {
+    "requests": {"cpu": "500m", "memory": "1Gi"},
+    "limits": {"memory": "2Gi"},
+}
+
+# --- generated passwords -------------------------------------------------------------
+PASSWORD_LENGTH = 24
+
+# --- node pools -----------------------------------------------------------------------
+# Label the project puts on the nodes of every node pool it creates (GKE/EKS); resource
+# pools select their nodes by it.
+NODE_POOL_LABEL = "determined.ai/node-pool"
+# Container in task pods that runs the workload (Determined's fixed name).
+TASK_CONTAINER = "determined-container"

@@ -1,0 +1,51 @@
+"""Determined on a Kubernetes cluster: the component that wires the others together.
+
+Creates the master's namespace and Determined's PriorityClasses, then the database, the
+master and the resource pools' namespaces, in that order.
+"""
+
+from __future__ import annotations
+
+import pulumi
+
+from components import database, kube, master, resource_pools
+from components.config import StackConfig
+
+
+def namespace(cfg: StackConfig) -> dict:
+    return kube.manifest("v1", "Namespace", kube.metadata(cfg.namespace, "determined"))
+
+
+class Determined(pulumi.ComponentResource):
+    def __init__(self, name: str, cfg: StackConfig, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("determined:components:Determined", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+
+        # The in-cluster database's volume lives in this namespace; deleting the namespace
+        # would delete the volume, so it is kept like the volume itself.
+        ns_opts = child
+        if cfg.database.mode == "inCluster":
+            ns_opts = pulumi.ResourceOptions.merge(
+                child, pulumi.ResourceOptions(retain_on_delete=not cfg.data_deletion_allowed)
+            )
+        ns = kube.register(namespace(cfg), ns_opts)
+        # Cluster-wide and possibly shared with another install: never deleted by a destroy.
+        priority_classes = [
+            kube.register(
+                obj, pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(retain_on_delete=True))
+            )
+            for obj in master.priority_classes()
+        ]
+        base = [ns, *priority_classes]
+
+        self.database = database.Database("database", cfg, depends_on=base, opts=child)
+        self.resource_pools = resource_pools.ResourcePools("resource-pools", cfg, opts=child)
+        self.master = master.DeterminedMaster(
+            "master",
+            cfg,
+            db=self.database.endpoint,
+            db_password=self.database.password,
+            depends_on=[*base, self.database, self.resource_pools],
+            opts=child,
+        )
+        self.register_outputs({"url": self.master.url})

@@ -1,0 +1,230 @@
+"""The Determined master: native Kubernetes objects built by pure functions.
+
+ServiceAccount and cluster-wide RBAC with exactly what the master needs (it launches task
+Jobs and pods in every pool namespace), master.yaml in a Secret, a Deployment with probes
+and a config checksum, a ClusterIP Service tasks reach it by, and Determined's two
+PriorityClasses.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+import pulumi_random
+
+from components import defaults, kube, master_config
+from components.config import StackConfig
+from components.database import DatabaseEndpoint
+
+COMPONENT = "master"
+
+# What the chart's ClusterRole grants, rule for rule (see the reference notes).
+RBAC_RULES: list[dict[str, Any]] = [
+    {
+        "apiGroups": [""],
+        "resources": ["pods", "pods/status", "pods/log", "configmaps", "namespaces", "resourcequotas"],
+        "verbs": ["create", "get", "list", "delete"],
+    },
+    {"apiGroups": [""], "resources": ["services", "resourcequotas"], "verbs": ["get", "list"]},
+    {"apiGroups": [""], "resources": ["pods", "resourcequotas"], "verbs": ["watch", "patch"]},
+    {"apiGroups": [""], "resources": ["events"], "verbs": ["list", "watch"]},
+    {"apiGroups": [""], "resources": ["nodes"], "verbs": ["list", "watch", "patch"]},
+    {
+        "apiGroups": ["scheduling.k8s.io"],
+        "resources": ["priorityclasses"],
+        "verbs": ["create", "get", "list", "delete"],
+    },
+    {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["create", "get", "list", "delete", "watch"]},
+]
+
+
+def image(cfg: StackConfig) -> str:
+    return f"{cfg.master.image_registry}/determined-master:{cfg.master.version}"
+
+
+def _rbac_name(cfg: StackConfig) -> str:
+    # Cluster-scoped: the namespace in the name keeps two installs apart.
+    return f"{defaults.MASTER_NAME}-{cfg.namespace}"
+
+
+def service_account(cfg: StackConfig) -> dict[str, Any]:
+    return kube.manifest(
+        "v1", "ServiceAccount", kube.metadata(defaults.MASTER_NAME, COMPONENT, cfg.namespace)
+    )
+
+
+def cluster_role(cfg: StackConfig) -> dict[str, Any]:
+    meta = kube.metadata(_rbac_name(cfg), COMPONENT)
+    return kube.manifest("rbac.authorization.k8s.io/v1", "ClusterRole", meta, rules=RBAC_RULES)
+
+
+def cluster_role_binding(cfg: StackConfig) -> dict[str, Any]:
+    return kube.manifest(
+        "rbac.authorization.k8s.io/v1",
+        "ClusterRoleBinding",
+        kube.metadata(_rbac_name(cfg), COMPONENT),
+        roleRef={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": _rbac_name(cfg)},
+        subjects=[{"kind": "ServiceAccount", "name": defaults.MASTER_NAME, "namespace": cfg.namespace}],
+    )
+
+
+def priority_classes() -> list[dict[str, Any]]:
+    """Determined's PriorityClasses. Preemption is off: a higher value only orders the queue."""
+    return [
+        kube.manifest(
+            "scheduling.k8s.io/v1",
+            "PriorityClass",
+            kube.metadata(name, COMPONENT),
+            value=value,
+            preemptionPolicy="Never",
+            globalDefault=False,
+            description=description,
+        )
+        for name, value, description in (
+            (
+                defaults.SYSTEM_PRIORITY_CLASS,
+                defaults.SYSTEM_PRIORITY_VALUE,
+                "Determined master and database",
+            ),
+            (
+                defaults.MEDIUM_PRIORITY_CLASS,
+                defaults.MEDIUM_PRIORITY_VALUE,
+                "Determined tasks of medium priority",
+            ),
+        )
+    ]
+
+
+def config_secret(namespace: str, files: Any) -> dict[str, Any]:
+    """The Secret master.yaml (and a database CA certificate, if any) is mounted from."""
+    meta = kube.metadata(defaults.MASTER_CONFIG_SECRET, COMPONENT, namespace)
+    return kube.manifest("v1", "Secret", meta, type="Opaque", stringData=files)
+
+
+def config_files(
+    cfg: StackConfig, db: DatabaseEndpoint, secrets: master_config.MasterSecrets
+) -> dict[str, str]:
+    files = {master_config.MASTER_YAML: master_config.render(master_config.master_config(cfg, db, secrets))}
+    if db.ssl_root_cert:
+        files[master_config.DB_ROOT_CERT] = db.ssl_root_cert
+    return files
+
+
+def _http_probe(**timing: int) -> dict[str, Any]:
+    return {"httpGet": {"path": defaults.MASTER_HEALTH_PATH, "port": "http"}, **timing}
+
+
+def deployment(cfg: StackConfig, config_checksum: Any) -> dict[str, Any]:
+    resources = {
+        "requests": {"cpu": cfg.master.cpu, "memory": cfg.master.memory},
+        "limits": {"cpu": cfg.master.cpu, "memory": cfg.master.memory},
+    }
+    container = {
+        "name": "determined-master",
+        "image": image(cfg),
+        "imagePullPolicy": "IfNotPresent",
+        "ports": [{"name": "http", "containerPort": defaults.MASTER_CONTAINER_PORT}],
+        "resources": resources,
+        "volumeMounts": [{"name": "config", "mountPath": defaults.MASTER_CONFIG_DIR, "readOnly": True}],
+        # Database migrations run before /info answers: the startup probe allows for them.
+        "startupProbe": _http_probe(
+            periodSeconds=10, failureThreshold=defaults.MASTER_STARTUP_SECONDS // 10, timeoutSeconds=5
+        ),
+        "readinessProbe": _http_probe(periodSeconds=10, failureThreshold=3, timeoutSeconds=5),
+        "livenessProbe": _http_probe(periodSeconds=20, failureThreshold=3, timeoutSeconds=5),
+        "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
+    }
+    pod_spec = {
+        "serviceAccountName": defaults.MASTER_NAME,
+        "priorityClassName": defaults.SYSTEM_PRIORITY_CLASS,
+        "containers": [container],
+        "volumes": [{"name": "config", "secret": {"secretName": defaults.MASTER_CONFIG_SECRET}}],
+        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
+    }
+    spec = {
+        "replicas": 1,
+        # Never two masters on one database: the old pod stops before the new one starts.
+        "strategy": {"type": "Recreate"},
+        "selector": {"matchLabels": kube.selector(COMPONENT)},
+        "template": {
+            "metadata": {
+                "labels": kube.labels(COMPONENT),
+                "annotations": {"checksum/config": config_checksum},
+            },
+            "spec": pod_spec,
+        },
+    }
+    meta = kube.metadata(defaults.MASTER_NAME, COMPONENT, cfg.namespace)
+    return kube.manifest("apps/v1", "Deployment", meta, spec=spec)
+
+
+def service(cfg: StackConfig) -> dict[str, Any]:
+    spec = {
+        "type": "ClusterIP",
+        "selector": kube.selector(COMPONENT),
+        "ports": [{"name": "http", "port": defaults.MASTER_SERVICE_PORT, "targetPort": "http"}],
+    }
+    meta = kube.metadata(defaults.MASTER_SERVICE_NAME, COMPONENT, cfg.namespace)
+    return kube.manifest("v1", "Service", meta, spec=spec)
+
+
+def internal_url(cfg: StackConfig) -> str:
+    host = f"{defaults.MASTER_SERVICE_NAME}.{cfg.namespace}.svc.cluster.local"
+    return f"http://{host}:{defaults.MASTER_SERVICE_PORT}"
+
+
+class DeterminedMaster(pulumi.ComponentResource):
+    """The master's objects. `initial_user_password` is a Pulumi secret (generated when
+    the config has none)."""
+
+    initial_user_password: pulumi.Output[str]
+
+    def __init__(
+        self,
+        name: str,
+        cfg: StackConfig,
+        db: DatabaseEndpoint,
+        db_password: pulumi.Input[str],
+        depends_on: list[pulumi.Resource],
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("determined:components:Master", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self, depends_on=depends_on)
+
+        if cfg.master.initial_user_password:
+            password: Any = cfg.master.initial_user_password.get_secret_value()
+        else:
+            # Meets Determined's rule: upper, lower and digit guaranteed, 24 characters.
+            password = pulumi_random.RandomPassword(
+                "initial-user-password",
+                length=defaults.PASSWORD_LENGTH,
+                special=False,
+                min_upper=1,
+                min_lower=1,
+                min_numeric=1,
+                opts=pulumi.ResourceOptions(parent=self),
+            ).result
+        self.initial_user_password = pulumi.Output.secret(password)
+
+        files = pulumi.Output.all(db_password, self.initial_user_password).apply(
+            lambda values: config_files(cfg, db, master_config.MasterSecrets(*values))
+        )
+        # A digest of the files reveals none of their secrets; kept plain so that the
+        # Deployment is not hidden as a secret in previews and plans.
+        config_checksum = pulumi.Output.unsecret(files.apply(master_config.checksum))
+
+        account = kube.register(service_account(cfg), child)
+        role = kube.register(cluster_role(cfg), child)
+        binding = kube.register(
+            cluster_role_binding(cfg),
+            pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[role, account])),
+        )
+        secret = kube.register(config_secret(cfg.namespace, pulumi.Output.secret(files)), child)
+        self.service = kube.register(service(cfg), child)
+        self.deployment = kube.register(
+            deployment(cfg, config_checksum),
+            pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[binding, secret])),
+        )
+        self.url = internal_url(cfg)
+        self.register_outputs({"url": self.url})

@@ -1,0 +1,114 @@
+"""master.yaml: the Determined master's configuration, built from the stack config.
+
+`master_config` is pure and version-aware; its output goes into a Kubernetes Secret (it
+holds the database password), never a ConfigMap. The master parses this file strictly,
+so only keys the configured version knows are written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from components import checkpoint_storage, defaults, pod_spec, resource_pools, versions
+from components.config import StackConfig
+from components.database import DatabaseEndpoint
+
+# File names inside the master's config Secret (mounted at /etc/determined).
+MASTER_YAML = "master.yaml"
+DB_ROOT_CERT = "db-root-cert.pem"
+
+
+@dataclass(frozen=True)
+class MasterSecrets:
+    """Secret values master.yaml carries, resolved to plain strings."""
+
+    db_password: str
+    initial_user_password: str
+
+
+def master_config(
+    cfg: StackConfig,
+    db: DatabaseEndpoint,
+    secrets: MasterSecrets,
+    bucket: str | None = None,
+) -> dict[str, Any]:
+    version = cfg.master.version_tuple
+    per_pool_slots = version >= versions.PER_POOL_MAX_SLOTS_SINCE
+
+    db_section: dict[str, Any] = {
+        "user": db.user,
+        "password": secrets.db_password,
+        "host": db.host,
+        "port": db.port,
+        "name": db.name,
+    }
+    if db.ssl_mode:
+        db_section["ssl_mode"] = db.ssl_mode
+    if db.ssl_root_cert:
+        db_section["ssl_root_cert"] = f"{defaults.MASTER_CONFIG_DIR}/{DB_ROOT_CERT}"
+
+    security: dict[str, Any] = {}
+    if version >= versions.INITIAL_PASSWORD_SINCE:
+        security["initial_user_password"] = secrets.initial_user_password
+
+    namespace_key = "default_namespace" if version >= versions.WORKSPACE_NAMESPACES_SINCE else "namespace"
+    resource_manager: dict[str, Any] = {
+        "type": "kubernetes",
+        namespace_key: cfg.namespace,
+        "master_service_name": defaults.MASTER_SERVICE_NAME,
+        "default_compute_resource_pool": cfg.compute_pool,
+        "default_aux_resource_pool": cfg.aux_pool,
+    }
+    if cfg.scheduler == "coscheduler":
+        resource_manager["default_scheduler"] = "coscheduler"
+    if cfg.slot_type == "cpu":
+        resource_manager["slot_type"] = "cpu"
+        resource_manager["slot_resource_requests"] = {"cpu": cfg.slots.cpu_per_slot or 1}
+    # Exactly one of the two global max_slots_per_pod keys may be set.
+    if not per_pool_slots:
+        resource_manager["max_slots_per_pod"] = cfg.max_slots_per_pod
+
+    tcd_cfg = cfg.task_container_defaults
+    task_container_defaults: dict[str, Any] = {}
+    for key, spec in (
+        ("cpu_pod_spec", tcd_cfg.cpu_pod_spec),
+        ("gpu_pod_spec", tcd_cfg.gpu_pod_spec),
+        ("checkpoint_gc_pod_spec", tcd_cfg.checkpoint_gc_pod_spec),
+    ):
+        if spec:
+            task_container_defaults[key] = pod_spec.as_pod(spec)
+    if per_pool_slots:
+        task_container_defaults["kubernetes"] = {"max_slots_per_pod": cfg.max_slots_per_pod}
+
+    config: dict[str, Any] = {
+        "log": {"level": "info", "color": False},
+        "checkpoint_storage": checkpoint_storage.master_checkpoint_storage(cfg.checkpoint_storage, bucket),
+        "db": db_section,
+    }
+    if security:
+        config["security"] = security
+    config["port"] = defaults.MASTER_CONTAINER_PORT
+    config["resource_manager"] = resource_manager
+    config["resource_pools"] = resource_pools.master_resource_pools(cfg)
+    if task_container_defaults:
+        config["task_container_defaults"] = task_container_defaults
+    config["telemetry"] = {"enabled": cfg.master.telemetry}
+    config["cluster_name"] = cfg.cluster.name
+    return config
+
+
+def render(config: dict[str, Any]) -> str:
+    """master.yaml text; block style, keys in the order built."""
+    return yaml.safe_dump(config, sort_keys=False, default_flow_style=False, width=1000)
+
+
+def checksum(files: dict[str, str]) -> str:
+    """SHA-256 over the config files, for the pod annotation that rolls the master."""
+    digest = hashlib.sha256()
+    for name in sorted(files):
+        digest.update(name.encode() + b"\0" + files[name].encode() + b"\0")
+    return digest.hexdigest()

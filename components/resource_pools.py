@@ -1,0 +1,116 @@
+"""Resource pools: Determined pools mapped to namespaces and pinned to node pools.
+
+Pure functions build the namespaces, quotas and each pool's task pod specs; the
+`ResourcePools` component registers the Kubernetes objects.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+
+from components import defaults, kube, node_pools, pod_spec, versions
+from components.config import ResourcePoolConfig, StackConfig
+
+# Zero-GPU task pods (TensorBoards, CPU notebooks) on GPU nodes would otherwise see every
+# GPU of the node through the NVIDIA runtime: the CUDA images set NVIDIA_VISIBLE_DEVICES=all.
+_HIDE_GPUS = {
+    "spec": {
+        "containers": [
+            {
+                "name": defaults.TASK_CONTAINER,
+                "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}],
+            }
+        ]
+    }
+}
+
+
+def pinning(cfg: StackConfig, rp: ResourcePoolConfig) -> dict[str, Any]:
+    """The part of a pod spec that keeps a pool's tasks on its node pool."""
+    node_pool = cfg.node_pool_of(rp)
+    spec: dict[str, Any] = {"nodeSelector": node_pools.node_selector(cfg.cloud, node_pool)}
+    tolerations = node_pools.tolerations(node_pool)
+    if tolerations:
+        spec["tolerations"] = tolerations
+    return {"spec": spec}
+
+
+def pool_pod_specs(cfg: StackConfig, rp: ResourcePoolConfig) -> dict[str, dict[str, Any]]:
+    """cpu_pod_spec and gpu_pod_spec of a pool: the defaults, the pool's podSpec over
+    them, then the pinning (which the pool cannot undo)."""
+    tcd = cfg.task_container_defaults
+    pin = pinning(cfg, rp)
+    cpu = pod_spec.merge_pods(tcd.cpu_pod_spec, rp.pod_spec, pin)
+    if cfg.node_pool_of(rp).gpu:
+        cpu = pod_spec.merge(cpu, _HIDE_GPUS)
+    gpu = pod_spec.merge_pods(tcd.gpu_pod_spec, rp.pod_spec, pin)
+    return {"cpu_pod_spec": cpu, "gpu_pod_spec": gpu}
+
+
+def pool_max_slots(cfg: StackConfig, rp: ResourcePoolConfig) -> int | None:
+    """A pool's own max_slots_per_pod where the master supports it: the configured value,
+    else the GPUs per node of its node pool. None: the global value applies."""
+    if cfg.master.version_tuple < versions.PER_POOL_MAX_SLOTS_SINCE:
+        return None
+    if cfg.slots.max_slots_per_pod:
+        return cfg.slots.max_slots_per_pod
+    node_pool = cfg.node_pool_of(rp)
+    return node_pool.gpu_count if cfg.slot_type == "gpu" and node_pool.gpu else None
+
+
+def master_resource_pools(cfg: StackConfig) -> list[dict[str, Any]]:
+    """The `resource_pools` section of master.yaml."""
+    pools = []
+    for rp in cfg.resource_pools:
+        entry: dict[str, Any] = {"pool_name": rp.name, "description": rp.description}
+        if cfg.master.version_tuple < versions.WORKSPACE_NAMESPACES_SINCE:
+            entry["kubernetes_namespace"] = rp.namespace_name
+        tcd: dict[str, Any] = pool_pod_specs(cfg, rp)
+        max_slots = pool_max_slots(cfg, rp)
+        if max_slots is not None:
+            tcd["kubernetes"] = {"max_slots_per_pod": max_slots}
+        entry["task_container_defaults"] = tcd
+        pools.append(entry)
+    return pools
+
+
+def namespaces(cfg: StackConfig) -> list[dict[str, Any]]:
+    """One Namespace per distinct pool namespace."""
+    names = dict.fromkeys(rp.namespace_name for rp in cfg.resource_pools)
+    return [kube.manifest("v1", "Namespace", kube.metadata(name, "resource-pool")) for name in names]
+
+
+def quota(rp: ResourcePoolConfig) -> dict[str, Any] | None:
+    """ResourceQuota capping what a pool's tasks may request, when configured."""
+    if rp.quota is None:
+        return None
+    hard = {}
+    if rp.quota.gpu is not None:
+        hard["requests.nvidia.com/gpu"] = str(rp.quota.gpu)
+    if rp.quota.cpu is not None:
+        hard["requests.cpu"] = rp.quota.cpu
+    if rp.quota.memory is not None:
+        hard["requests.memory"] = rp.quota.memory
+    if not hard:
+        return None
+    meta = kube.metadata(kube.dns_label(f"determined-{rp.name}"), "resource-pool", rp.namespace_name)
+    return kube.manifest("v1", "ResourceQuota", meta, spec={"hard": hard})
+
+
+class ResourcePools(pulumi.ComponentResource):
+    """Namespaces (and quotas) for the resource pools."""
+
+    def __init__(self, name: str, cfg: StackConfig, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("determined:components:ResourcePools", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        self.namespaces = {}
+        for obj in namespaces(cfg):
+            self.namespaces[obj["metadata"]["name"]] = kube.register(obj, child)
+        for rp in cfg.resource_pools:
+            obj = quota(rp)
+            if obj:
+                ns = self.namespaces[rp.namespace_name]
+                kube.register(obj, pulumi.ResourceOptions(parent=self, depends_on=[ns]))
+        self.register_outputs({})
