@@ -586,7 +586,9 @@ def _cross_field_problems(cfg: StackConfig) -> list[Problem]:
 
     _storage_problems(cfg, add)
     _tls_problems(cfg, add)
-    _slots_problems(cfg, add)
+    # Slots are derived from the pools' node pools: a dangling reference is reported once above.
+    if all(rp.node_pool in node_pool_names for rp in cfg.resource_pools):
+        _slots_problems(cfg, add)
     _not_supported_yet(cfg, add)
     return problems
 
@@ -701,12 +703,25 @@ def decode_raw(raw: Mapping[str, str]) -> dict[str, Any]:
     return decoded
 
 
+def _top_key(problem: Problem) -> str:
+    return re.split(r"[.\[]", problem.path, maxsplit=1)[0]
+
+
 def load_config(raw: Mapping[str, Any]) -> StackConfig:
     """Validate decoded config values (keys without the `determined:` prefix)."""
     try:
         cfg = StackConfig.model_validate(dict(raw))
     except ValidationError as exc:
-        raise ConfigError(_pydantic_problems(exc)) from None
+        problems = _pydantic_problems(exc)
+        # Report the relations between the remaining keys too: validate again without the
+        # broken top-level keys (where they have defaults) and keep what does not touch them.
+        broken = {_top_key(p) for p in problems}
+        try:
+            cfg = StackConfig.model_validate({k: v for k, v in raw.items() if k not in broken})
+        except ValidationError:
+            raise ConfigError(problems) from None
+        problems += [p for p in _cross_field_problems(cfg) if _top_key(p) not in broken]
+        raise ConfigError(problems) from None
     problems = _cross_field_problems(cfg)
     if problems:
         raise ConfigError(problems)

@@ -27,6 +27,10 @@ _HIDE_GPUS = {
 }
 
 
+# Determined fills in its task container by this name; naming it keeps the spec a valid Pod.
+_TASK_CONTAINER = {"spec": {"containers": [{"name": defaults.TASK_CONTAINER}]}}
+
+
 def pinning(cfg: StackConfig, rp: ResourcePoolConfig) -> dict[str, Any]:
     """The part of a pod spec that keeps a pool's tasks on its node pool."""
     node_pool = cfg.node_pool_of(rp)
@@ -42,10 +46,10 @@ def pool_pod_specs(cfg: StackConfig, rp: ResourcePoolConfig) -> dict[str, dict[s
     them, then the pinning (which the pool cannot undo)."""
     tcd = cfg.task_container_defaults
     pin = pinning(cfg, rp)
-    cpu = pod_spec.merge_pods(tcd.cpu_pod_spec, rp.pod_spec, pin)
+    cpu = pod_spec.merge_pods(_TASK_CONTAINER, tcd.cpu_pod_spec, rp.pod_spec, pin)
     if cfg.node_pool_of(rp).gpu:
         cpu = pod_spec.merge(cpu, _HIDE_GPUS)
-    gpu = pod_spec.merge_pods(tcd.gpu_pod_spec, rp.pod_spec, pin)
+    gpu = pod_spec.merge_pods(_TASK_CONTAINER, tcd.gpu_pod_spec, rp.pod_spec, pin)
     return {"cpu_pod_spec": cpu, "gpu_pod_spec": gpu}
 
 

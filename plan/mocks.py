@@ -33,6 +33,7 @@ class Registration:
     name: str
     parent: str | None
     custom: bool
+    provider: str | None
     inputs: dict[str, Any]
     depends_on: list[str]
     options: dict[str, Any]
@@ -89,6 +90,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 name=request.name,
                 parent=request.parent or None,
                 custom=request.custom,
+                provider=request.provider or None,
                 inputs=rpc.deserialize_properties(request.object, keep_unknowns=True),
                 depends_on=sorted(set(request.dependencies)),
                 options=options,

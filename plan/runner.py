@@ -87,11 +87,13 @@ def unwrap(value: Any) -> Any:
 # --- running the program ---------------------------------------------------------------
 
 
-def run_program(config: dict[str, str], secret_keys: list[str], stack: str) -> Recorder:
+def run_program(
+    config: dict[str, str], secret_keys: list[str], stack: str, recorder: Recorder | None = None
+) -> Recorder:
     """Run the program under recording mocks. Raises ConfigError for a bad config."""
     from components import stack as program
 
-    recorder = Recorder()
+    recorder = recorder or Recorder()
     mocks = PlanMocks(recorder)
     pulumi.runtime.set_all_config(config, secret_keys)
     pulumi.runtime.set_mocks(

@@ -1,0 +1,58 @@
+"""Shared test helpers: a valid base configuration and a way to vary it."""
+
+from __future__ import annotations
+
+import copy
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from components.config import StackConfig, load_config  # noqa: E402
+
+# An existing cluster with one CPU and one 4-GPU node pool and two resource pools.
+BASE: dict[str, Any] = {
+    "cloud": "existing",
+    "cluster": {"name": "det-test"},
+    "nodePools": [
+        {"name": "system", "nodeSelector": {"pool": "system"}},
+        {"name": "a100", "gpu": {"type": "nvidia-tesla-a100", "count": 4}, "nodeSelector": {"pool": "a100"}},
+    ],
+    "resourcePools": [
+        {"name": "a100", "nodePool": "a100", "namespace": "det-a100"},
+        {"name": "aux", "nodePool": "system", "namespace": "det-aux"},
+    ],
+}
+
+
+def raw_config(**overrides: Any) -> dict[str, Any]:
+    """BASE with top-level keys replaced (a value of None removes the key)."""
+    raw = copy.deepcopy(BASE)
+    for key, value in overrides.items():
+        if value is None:
+            raw.pop(key, None)
+        else:
+            raw[key] = value
+    return raw
+
+
+def make_config(**overrides: Any) -> StackConfig:
+    return load_config(raw_config(**overrides))
+
+
+def pulumi_config(raw: dict[str, Any]) -> dict[str, str]:
+    """The raw config as Pulumi hands it to a program: `determined:` keys, JSON objects."""
+    return {
+        f"determined:{key}": value if isinstance(value, str) else json.dumps(value)
+        for key, value in raw.items()
+    }
+
+
+@pytest.fixture
+def base_raw() -> dict[str, Any]:
+    return raw_config()

@@ -1,0 +1,411 @@
+"""The configuration model: what is accepted, derived and refused, and how refusals read."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import BASE, make_config, raw_config
+
+from components import config as config_mod
+from components.config import ConfigError, decode_raw, load_config
+from plan import stackfile
+
+
+def problems(raw) -> list[str]:
+    with pytest.raises(ConfigError) as info:
+        load_config(raw)
+    return [str(p) for p in info.value.problems]
+
+
+# --- accepted configurations ---------------------------------------------------------
+
+
+def test_every_stack_file_in_stacks_parses():
+    for path in sorted(stackfile.STACKS_DIR.glob("Pulumi.*.yaml")):
+        config, _ = stackfile.load_stack_file(path)
+        raw = decode_raw({k.split(":", 1)[1]: v for k, v in config.items() if k.startswith("determined:")})
+        load_config(raw)
+
+
+def test_defaults_fill_in_what_the_contract_leaves_optional():
+    cfg = make_config()
+    assert cfg.environment == "dev"
+    assert cfg.allow_data_deletion is False
+    assert cfg.master.version == "0.38.1"
+    assert cfg.master.image_registry == "determinedai"
+    assert cfg.database.mode == "inCluster"
+    assert cfg.database.storage_size == "30Gi"
+    assert cfg.checkpoint_storage.type == "sharedFs"
+    assert cfg.tls.mode == "none"
+    assert cfg.scheduler == "default"
+
+
+def test_default_pools_are_derived_from_the_node_pools():
+    cfg = make_config()
+    # No defaults configured: compute runs on the GPU pool, aux on the CPU pool.
+    assert cfg.compute_pool == "a100"
+    assert cfg.aux_pool == "aux"
+    assert cfg.slot_type == "gpu"
+
+
+def test_max_slots_per_pod_is_the_largest_divisor_of_every_gpu_pool():
+    node_pools = [
+        *BASE["nodePools"],
+        {"name": "h100", "gpu": {"count": 8}, "nodeSelector": {"pool": "h100"}},
+        {"name": "l4", "gpu": {"count": 6}, "nodeSelector": {"pool": "l4"}},
+    ]
+    pools = [
+        *BASE["resourcePools"],
+        {"name": "h100", "nodePool": "h100"},
+        {"name": "l4", "nodePool": "l4"},
+    ]
+    cfg = make_config(nodePools=node_pools, resourcePools=pools)
+    assert cfg.gpu_counts == [4, 6, 8]
+    assert cfg.max_slots_per_pod == 2  # gcd(4, 6, 8)
+
+
+def test_pool_namespace_defaults_to_a_dns_label_made_from_the_pool_name():
+    pools = [{"name": "A100_Big.pool", "nodePool": "a100"}, BASE["resourcePools"][1]]
+    cfg = make_config(resourcePools=pools)
+    assert cfg.resource_pools[0].namespace_name == "det-a100-big-pool"
+
+
+def test_numbers_given_for_quantities_become_strings():
+    cfg = make_config(master={"cpu": 2, "memory": "8Gi"})
+    assert cfg.master.cpu == "2"
+
+
+def test_pod_specs_may_be_given_as_a_pod_or_a_bare_spec():
+    tcd = {
+        "cpuPodSpec": {"apiVersion": "v1", "kind": "Pod", "spec": {"containers": []}},
+        "gpuPodSpec": {"containers": []},
+    }
+    cfg = make_config(taskContainerDefaults=tcd)
+    assert cfg.task_container_defaults.gpu_pod_spec == {"containers": []}
+
+
+def test_secret_by_nature_values_are_secret_however_given():
+    cfg = make_config(
+        database={"mode": "external", "host": "db", "user": "det", "password": "plain-text-pw"},
+        master={"initialUserPassword": "Plain-Text-1"},
+    )
+    assert "plain-text-pw" not in repr(cfg)
+    assert config_mod.secret_values(cfg) == {"plain-text-pw", "Plain-Text-1"}
+
+
+def test_decode_raw_reads_pulumi_strings_and_json():
+    decoded = decode_raw(
+        {
+            "cloud": "existing",
+            "defaultAuxPool": "123",
+            "allowDataDeletion": "true",
+            "cluster": '{"name": "x"}',
+        }
+    )
+    assert decoded == {
+        "cloud": "existing",
+        "defaultAuxPool": "123",  # a pool name stays a string
+        "allowDataDeletion": True,
+        "cluster": {"name": "x"},
+    }
+
+
+# --- refused configurations: one line per problem, naming the key path -----------------
+
+node_pools = BASE["nodePools"]
+resource_pools = BASE["resourcePools"]
+
+BAD_CASES = [
+    ("cloud missing", {"cloud": None}, "determined:cloud: required"),
+    (
+        "cloud unknown",
+        {"cloud": "aks"},
+        "determined:cloud: must be one of 'gke', 'eks' or 'existing' (got 'aks')",
+    ),
+    ("environment", {"environment": "staging"}, "determined:environment: must be one of 'dev' or 'prod'"),
+    ("unknown top-level key", {"nodepools": []}, "determined:nodepools: unknown key"),
+    ("cluster name missing", {"cluster": {}}, "determined:cluster.name: required"),
+    (
+        "cluster name not DNS",
+        {"cluster": {"name": "Det_Dev"}},
+        "determined:cluster.name: 'Det_Dev' is not a valid DNS label",
+    ),
+    (
+        "kubernetes version form",
+        {"cluster": {"name": "x", "kubernetesVersion": "1.33.2"}},
+        "determined:cluster.kubernetesVersion: does not match the expected form",
+    ),
+    ("no node pools", {"nodePools": []}, "determined:nodePools: list should have at least 1 item"),
+    (
+        "duplicate node pool",
+        {"nodePools": [*node_pools, {"name": "system", "nodeSelector": {"a": "b"}}]},
+        "determined:nodePools[2].name: duplicate node pool name 'system'",
+    ),
+    (
+        "min above max",
+        {"nodePools": [{**node_pools[0], "minNodes": 3, "maxNodes": 2}, node_pools[1]]},
+        "determined:nodePools[0].minNodes: 3 is greater than maxNodes (2)",
+    ),
+    (
+        "gpu count zero",
+        {"nodePools": [node_pools[0], {**node_pools[1], "gpu": {"count": 0}}]},
+        "determined:nodePools[1].gpu.count: input should be greater than or equal to 1",
+    ),
+    (
+        "taint effect",
+        {"nodePools": [node_pools[0], {**node_pools[1], "taints": [{"key": "a", "effect": "NoSched"}]}]},
+        "determined:nodePools[1].taints[0].effect: must be one of 'NoSchedule', 'PreferNoSchedule' or 'NoExecute'",
+    ),
+    (
+        "bad label key",
+        {"nodePools": [node_pools[0], {**node_pools[1], "labels": {"-bad": "x"}}]},
+        "determined:nodePools[1].labels: label key '-bad' is invalid",
+    ),
+    (
+        "every pool tainted",
+        {
+            "nodePools": [
+                {**node_pools[0], "taints": [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]},
+                node_pools[1],
+            ]
+        },
+        "determined:nodePools: at least one untainted CPU pool is needed",
+    ),
+    (
+        "existing pool without selector",
+        {"nodePools": [node_pools[0], {"name": "a100", "gpu": {"count": 4}}]},
+        "determined:nodePools[1].nodeSelector: required on an existing cluster: resource pool 'a100'",
+    ),
+    (
+        "dangling node pool reference",
+        {"resourcePools": [{"name": "h100", "nodePool": "h100"}, resource_pools[1]]},
+        "determined:resourcePools[0].nodePool: no node pool named 'h100' (node pools: system, a100)",
+    ),
+    (
+        "duplicate resource pool",
+        {"resourcePools": [*resource_pools, {"name": "aux", "nodePool": "system", "namespace": "det-aux2"}]},
+        "determined:resourcePools[2].name: duplicate resource pool name 'aux'",
+    ),
+    (
+        "namespace not DNS",
+        {"resourcePools": [{**resource_pools[0], "namespace": "Det_A100"}, resource_pools[1]]},
+        "determined:resourcePools[0].namespace: 'Det_A100' is not a valid DNS label",
+    ),
+    (
+        "pool in the master namespace",
+        {"resourcePools": [{**resource_pools[0], "namespace": "determined"}, resource_pools[1]]},
+        "determined:resourcePools[0].namespace: 'determined' is the master's namespace",
+    ),
+    (
+        "default compute pool",
+        {"defaultComputePool": "h100"},
+        "determined:defaultComputePool: no resource pool named 'h100' (resource pools: a100, aux)",
+    ),
+    (
+        "default aux pool",
+        {"defaultAuxPool": "cpu"},
+        "determined:defaultAuxPool: no resource pool named 'cpu'",
+    ),
+    (
+        "preemption scheduler",
+        {"scheduler": "preemption"},
+        "determined:scheduler: 'preemption' is not accepted by the Kubernetes resource manager",
+    ),
+    (
+        "unknown scheduler",
+        {"scheduler": "volcano"},
+        "determined:scheduler: must be one of 'default' or 'coscheduler'",
+    ),
+    (
+        "weak initial password",
+        {"master": {"initialUserPassword": "alllowercase1"}},
+        "determined:master.initialUserPassword: does not meet Determined's password rule: at least 8 characters "
+        "with an upper-case letter, a lower-case letter and a digit",
+    ),
+    (
+        "master version form",
+        {"master": {"version": "latest"}},
+        "determined:master.version: does not match the expected form",
+    ),
+    (
+        "master too old",
+        {"master": {"version": "0.19.0"}},
+        "determined:master.version: Determined 0.19.0 is older than the oldest supported, 0.26.0",
+    ),
+    (
+        "memory quantity",
+        {"master": {"memory": "8GB"}},
+        "determined:master.memory: '8GB' is not a Kubernetes quantity",
+    ),
+    ("unknown master key", {"master": {"replicas": 2}}, "determined:master.replicas: unknown key"),
+    (
+        "external db host",
+        {"database": {"mode": "external", "user": "u", "password": "p"}},
+        "determined:database.host: required for database mode external",
+    ),
+    (
+        "external db password",
+        {"database": {"mode": "external", "host": "h", "user": "u"}},
+        "determined:database.password: required for database mode external",
+    ),
+    (
+        "db mode",
+        {"database": {"mode": "sqlite"}},
+        "determined:database.mode: must be one of 'inCluster', 'external' or 'managed'",
+    ),
+    (
+        "db port",
+        {"database": {"mode": "external", "host": "h", "user": "u", "password": "p", "port": 70000}},
+        "determined:database.port: input should be less than or equal to 65535",
+    ),
+    (
+        "verify-full without CA",
+        {
+            "database": {
+                "mode": "external",
+                "host": "h",
+                "user": "u",
+                "password": "p",
+                "sslMode": "verify-full",
+            }
+        },
+        "determined:database.sslRootCert: required for sslMode verify-full",
+    ),
+    (
+        "host on in-cluster db",
+        {"database": {"host": "10.0.0.5"}},
+        "determined:database.host: only for database mode external",
+    ),
+    (
+        "managed needs tier",
+        {"database": {"mode": "managed"}},
+        "determined:database.tier: required for database mode managed",
+    ),
+    (
+        "storage type",
+        {"checkpointStorage": {"type": "hdfs"}},
+        "determined:checkpointStorage.type: must be one of 'gcs', 's3', 'azure' or 'sharedFs'",
+    ),
+    (
+        "bucket on existing",
+        {"checkpointStorage": {"type": "s3"}},
+        "determined:checkpointStorage.bucket: required on an existing cluster",
+    ),
+    (
+        "endpoint url form",
+        {"checkpointStorage": {"type": "s3", "bucket": "b", "endpointUrl": "minio:9000"}},
+        "determined:checkpointStorage.endpointUrl: does not match the expected form",
+    ),
+    (
+        "azure container",
+        {"checkpointStorage": {"type": "azure", "connectionString": "x"}},
+        "determined:checkpointStorage.container: required for checkpoint storage type azure",
+    ),
+    (
+        "key for another type",
+        {"checkpointStorage": {"type": "gcs", "bucket": "b", "endpointUrl": "http://x"}},
+        "determined:checkpointStorage.endpointUrl: not used by checkpoint storage type gcs",
+    ),
+    (
+        "tls host",
+        {"tls": {"mode": "ingress", "certificate": {"email": "a@b.io"}}},
+        "determined:tls.host: required for tls mode ingress",
+    ),
+    (
+        "tls email",
+        {"tls": {"mode": "master", "host": "det.example.com"}},
+        "determined:tls.certificate.email: required for certificate source certManager",
+    ),
+    (
+        "tls secret name",
+        {"tls": {"mode": "ingress", "host": "det.example.com", "certificate": {"source": "secret"}}},
+        "determined:tls.certificate.secretName: required for certificate source secret",
+    ),
+    (
+        "source range",
+        {"tls": {"sourceRanges": ["203.0.113.0/33"]}},
+        "determined:tls.sourceRanges: '203.0.113.0/33' is not a CIDR range",
+    ),
+    (
+        "prod deletion",
+        {"environment": "prod", "allowDataDeletion": True},
+        "determined:allowDataDeletion: refused in prod",
+    ),
+    (
+        "prod shared fs",
+        {"environment": "prod"},
+        "determined:checkpointStorage.type: sharedFs keeps checkpoints on one node's disk",
+    ),
+    (
+        "max slots misfit",
+        {"slots": {"maxSlotsPerPod": 3}},
+        "determined:slots.maxSlotsPerPod: 3 does not divide the GPUs per node of every GPU pool (4); values that fit: 1, 2, 4",
+    ),
+    (
+        "cpu slots need max",
+        {"slots": {"type": "cpu", "cpuPerSlot": 2}},
+        "determined:slots.maxSlotsPerPod: required for cpu slots",
+    ),
+    (
+        "cpuPerSlot with gpu slots",
+        {"slots": {"cpuPerSlot": 2}},
+        "determined:slots.cpuPerSlot: only for slots type cpu",
+    ),
+    (
+        "gke not yet",
+        {"cloud": "gke", "cluster": {"name": "x", "region": "us-central1"}},
+        "determined:cloud: gke is not supported yet",
+    ),
+    (
+        "gke needs region",
+        {"cloud": "gke", "cluster": {"name": "x"}},
+        "determined:cluster.region: required for cloud: gke",
+    ),
+    (
+        "operator not yet",
+        {"gpuOperator": {"enabled": True}},
+        "determined:gpuOperator.enabled: installing the GPU operator is not supported yet",
+    ),
+    (
+        "operator version form",
+        {"gpuOperator": {"version": "25.10.1"}},
+        "determined:gpuOperator.version: does not match the expected form",
+    ),
+    (
+        "quota gpu on cpu pool",
+        {"resourcePools": [resource_pools[0], {**resource_pools[1], "quota": {"gpu": 2}}]},
+        "determined:resourcePools[1].quota.gpu: node pool 'system' has no GPUs",
+    ),
+    (
+        "pod spec with unknown pod keys",
+        {"taskContainerDefaults": {"gpuPodSpec": {"kind": "Pod", "status": {}}}},
+        "determined:taskContainerDefaults.gpuPodSpec: unexpected keys ['status'] in a Pod",
+    ),
+]
+
+
+@pytest.mark.parametrize(("overrides", "expected"), [c[1:] for c in BAD_CASES], ids=[c[0] for c in BAD_CASES])
+def test_bad_config_names_key_path_and_problem(overrides, expected):
+    lines = problems(raw_config(**overrides))
+    assert any(line.startswith(expected) for line in lines), lines
+
+
+def test_every_problem_is_reported_at_once():
+    raw = raw_config(
+        resourcePools=[{"name": "h100", "nodePool": "h100"}, resource_pools[1]],
+        defaultAuxPool="cpu",
+        database={"mode": "external"},
+    )
+    lines = problems(raw)
+    assert len(lines) == 5, lines  # nodePool, defaultAuxPool, host, user, password
+
+
+def test_secret_values_are_never_repeated_in_errors():
+    lines = problems(raw_config(master={"initialUserPassword": "weakpass"}, database={"password": {"x": 1}}))
+    assert not any("weakpass" in line for line in lines)
+
+
+def test_config_error_is_a_pulumi_run_error():
+    # pulumi.RunError makes `pulumi up` print the message without a Python traceback.
+    import pulumi
+
+    assert issubclass(ConfigError, pulumi.RunError)

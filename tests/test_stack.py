@@ -1,0 +1,136 @@
+"""The whole program under Pulumi mocks: what `pulumi up` would register."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+from conftest import BASE, pulumi_config, raw_config
+from planning import by_kind, one, plan_for, resource
+
+from components.config import ConfigError
+from plan import runner, stackfile
+from plan.mocks import Recorder, is_secret
+
+
+@pytest.fixture(scope="module")
+def local():
+    config, secret_keys = stackfile.load_stack_file(stackfile.stack_path("local"))
+    return runner.plan(config, secret_keys, "local", policies=[])
+
+
+@pytest.fixture(scope="module")
+def base():
+    return plan_for(raw_config())
+
+
+def test_local_stack_creates_every_object_of_the_deployment(local):
+    names = {(m["kind"], m["metadata"].get("namespace"), m["metadata"]["name"]) for m in local.manifests}
+    assert names == {
+        ("Namespace", None, "determined"),
+        ("Namespace", None, "det-gpu"),
+        ("Namespace", None, "det-aux"),
+        ("ResourceQuota", "det-gpu", "determined-gpu"),
+        ("PriorityClass", None, "determined-system-priority"),
+        ("PriorityClass", None, "determined-medium-priority"),
+        ("ServiceAccount", "determined", "determined-master"),
+        ("ClusterRole", None, "determined-master-determined"),
+        ("ClusterRoleBinding", None, "determined-master-determined"),
+        ("Secret", "determined", "determined-master-config"),
+        ("Deployment", "determined", "determined-master"),
+        ("Service", "determined", "determined-master-service"),
+        ("Secret", "determined", "determined-db"),
+        ("PersistentVolumeClaim", "determined", "determined-db-data"),
+        ("StatefulSet", "determined", "determined-db"),
+        ("Service", "determined", "determined-db"),
+    }
+
+
+def test_every_kubernetes_object_goes_through_the_configured_cluster_provider(local):
+    provider = resource(local, "pulumi:providers:kubernetes", "existing-cluster")
+    assert provider["inputs"]["context"] == "kind-det"
+    k8s = [reg for reg in local.recorder.resources if reg.type.startswith("kubernetes:")]
+    assert k8s and all(reg.provider and reg.provider.startswith(provider["urn"]) for reg in k8s)
+
+
+def test_database_volume_and_its_namespace_survive_destroy(base):
+    claim = resource(base, "PersistentVolumeClaim", "determined/determined-db-data")
+    assert claim["options"] == {"retainOnDelete": True, "ignoreChanges": ["spec.storageClassName"]}
+    # Deleting the namespace would delete the claim with it.
+    assert resource(base, "core/v1:Namespace", "determined")["options"] == {"retainOnDelete": True}
+    for name in ("determined-system-priority", "determined-medium-priority"):
+        assert resource(base, "PriorityClass", name)["options"] == {"retainOnDelete": True}
+
+
+def test_allow_data_deletion_in_dev_lets_destroy_delete_the_volume():
+    result = plan_for(raw_config(allowDataDeletion=True))
+    assert resource(result, "PersistentVolumeClaim", "determined/determined-db-data")["options"] == {}
+    assert resource(result, "core/v1:Namespace", "determined")["options"] == {}
+
+
+def test_external_database_creates_no_database_objects():
+    raw = raw_config(
+        database={"mode": "external", "host": "db.internal", "user": "det", "password": "Ext-Db-Pass-9"}
+    )
+    result = plan_for(raw)
+    kinds = {(m["kind"], m["metadata"]["name"]) for m in result.manifests}
+    assert ("StatefulSet", "determined-db") not in kinds
+    assert ("PersistentVolumeClaim", "determined-db-data") not in kinds
+    assert not any(r["type"].startswith("random:") and r["name"] == "db-password" for r in result.resources)
+    master_yaml = yaml.safe_load(result.master_yaml)
+    assert master_yaml["db"]["host"] == "db.internal"
+    assert master_yaml["db"]["password"] == "[secret]"
+    # Without an in-cluster database the namespace holds no data and is not retained.
+    assert resource(result, "core/v1:Namespace", "determined")["options"] == {}
+
+
+def test_master_config_is_a_secret_and_master_yaml_is_written(base):
+    reg = next(r for r in base.recorder.resources if r.name == "determined/determined-master-config")
+    assert is_secret(reg.inputs["stringData"])
+    assert one(base, "Secret", "determined-master-config")["stringData"] == {"master.yaml": "[secret]"}
+    assert yaml.safe_load(base.master_yaml)["resource_manager"]["type"] == "kubernetes"
+    assert not by_kind(base, "ConfigMap")
+
+
+def test_generated_initial_password_is_exported_as_a_secret(base):
+    assert is_secret(base.recorder.stack_outputs["initialUserPassword"])
+    assert base.outputs["initialUserPassword"] == "[secret]"
+
+
+def test_configured_initial_password_is_not_exported():
+    result = plan_for(raw_config(master={"initialUserPassword": "Configured-Pass-1"}))
+    assert "initialUserPassword" not in result.recorder.stack_outputs
+    assert not any(r["name"] == "initial-user-password" for r in result.resources)
+
+
+def test_a_config_change_rolls_the_master_pod(base):
+    def checksum(result):
+        return one(result, "Deployment", "determined-master")["spec"]["template"]["metadata"]["annotations"][
+            "checksum/config"
+        ]
+
+    changed = plan_for(raw_config(master={"telemetry": True}))
+    assert len(checksum(base)) == 64
+    assert checksum(base) != checksum(changed)
+
+
+def test_objects_wait_for_what_they_need(base, local):
+    deployment = resource(base, "Deployment", "determined/determined-master")
+    config_secret = resource(base, "core/v1:Secret", "determined/determined-master-config")
+    binding = resource(base, "ClusterRoleBinding", "determined-master-determined")
+    assert {config_secret["urn"], binding["urn"]} <= set(deployment["dependsOn"])
+    sts = resource(base, "StatefulSet", "determined/determined-db")
+    claim = resource(base, "PersistentVolumeClaim", "determined/determined-db-data")
+    assert claim["urn"] in sts["dependsOn"]
+    quota = resource(local, "ResourceQuota", "det-gpu/determined-gpu")
+    assert resource(local, "core/v1:Namespace", "det-gpu")["urn"] in quota["dependsOn"]
+
+
+def test_config_error_registers_nothing():
+    recorder = Recorder()
+    raw = raw_config(resourcePools=[{"name": "x", "nodePool": "h100"}, BASE["resourcePools"][1]])
+    with pytest.raises(ConfigError) as info:
+        runner.run_program(pulumi_config(raw), [], "test", recorder)
+    assert [str(p) for p in info.value.problems] == [
+        "determined:resourcePools[0].nodePool: no node pool named 'h100' (node pools: system, a100)"
+    ]
+    assert recorder.resources == []
