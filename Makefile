@@ -28,7 +28,7 @@ format: $(STAMP)
 	$(PY) -m ruff format .
 
 bench: $(STAMP)
-	$(PY) scripts/bench.py
+	$(PY) scripts/bench.py --tests
 
 clean:
 	rm -rf build .pytest_cache .ruff_cache

@@ -8,6 +8,7 @@ every secret replaced by "[secret]".
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections import Counter
 from dataclasses import dataclass, field
@@ -94,6 +95,8 @@ def run_program(
     from components import stack as program
 
     recorder = recorder or Recorder()
+    # Only the stack file counts: config a shell may carry for real runs is ignored.
+    os.environ.pop("PULUMI_CONFIG", None)
     mocks = PlanMocks(recorder)
     pulumi.runtime.set_all_config(config, secret_keys)
     pulumi.runtime.set_mocks(

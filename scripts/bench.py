@@ -1,0 +1,104 @@
+"""Benchmark: wall time and peak memory of the offline plan (and optionally the tests).
+
+    python scripts/bench.py [--runs N] [--tests]
+
+Plans the `local` stack and a generated stack with 40 resource pools, each in a fresh
+process (as a user runs it), and reports the median wall time and the peak RSS.
+Targets on a 2-core machine: local < 3 s; 40 pools < 2x local; tests < 60 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def generated_stack(pools: int) -> dict:
+    """An existing cluster with 10 GPU node pools and `pools` resource pools over them."""
+    node_pools = [{"name": "system", "nodeSelector": {"pool": "system"}}]
+    node_pools += [
+        {"name": f"gpu{i}", "gpu": {"count": 4 if i % 2 else 8}, "nodeSelector": {"pool": f"gpu{i}"}}
+        for i in range(10)
+    ]
+    resource_pools = [
+        {
+            "name": f"pool{i:02d}",
+            "nodePool": f"gpu{i % 10}",
+            "namespace": f"det-pool{i:02d}",
+            "quota": {"gpu": 16, "cpu": "64", "memory": "256Gi"},
+            "podSpec": {"volumes": [{"name": "data", "hostPath": {"path": f"/data/{i}"}}]},
+        }
+        for i in range(pools - 1)
+    ]
+    resource_pools.append({"name": "aux", "nodePool": "system", "namespace": "det-aux"})
+    return {
+        "config": {
+            "determined:cloud": "existing",
+            "determined:cluster": {"name": "bench"},
+            "determined:nodePools": node_pools,
+            "determined:resourcePools": resource_pools,
+        }
+    }
+
+
+def measure(cmd: list[str]) -> tuple[float, float]:
+    """(wall seconds, peak RSS MiB) of one run of `cmd` in a fresh process."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"failed: {' '.join(cmd)}\n{proc.stderr.read().decode()}")
+    return wall, usage.ru_maxrss / 1024
+
+
+def report(label: str, runs: list[tuple[float, float]]) -> float:
+    wall = statistics.median(w for w, _ in runs)
+    peak = max(m for _, m in runs)
+    print(f"{label:<28} median {wall:6.2f} s   peak {peak:6.0f} MiB   ({len(runs)} runs)")
+    return wall
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--tests", action="store_true", help="also time the test suite once")
+    args = parser.parse_args()
+    python = sys.executable
+
+    with tempfile.TemporaryDirectory() as tmp:
+        big = Path(tmp) / "Pulumi.bench40.yaml"
+        big.write_text(yaml.safe_dump(generated_stack(40)))
+        out = Path(tmp) / "out"
+        local = [measure([python, "-m", "plan", "local", "--out", str(out)]) for _ in range(args.runs)]
+        forty = [
+            measure([python, "-m", "plan", "--config", str(big), "--out", str(out)]) for _ in range(args.runs)
+        ]
+
+    local_wall = report("plan: local stack", local)
+    forty_wall = report("plan: 40 resource pools", forty)
+    ratio = forty_wall / local_wall
+    print(f"{'40 pools / local':<28} {ratio:6.2f}x")
+    verdicts = [("local < 3 s", local_wall < 3.0), ("40 pools < 2x local", ratio < 2.0)]
+    if args.tests:
+        tests_wall = report(
+            "tests (pytest)", [measure([python, "-m", "pytest", "-q", "-p", "no:cacheprovider"])]
+        )
+        verdicts.append(("tests < 60 s", tests_wall < 60.0))
+    for name, met in verdicts:
+        print(f"target {name}: {'met' if met else 'MISSED'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
