@@ -58,13 +58,8 @@ def volume_claim(cfg: StackConfig) -> dict[str, Any]:
 
 
 def service(cfg: StackConfig) -> dict[str, Any]:
-    spec = {
-        "type": "ClusterIP",
-        "selector": kube.selector(COMPONENT),
-        "ports": [{"name": "postgres", "port": defaults.DB_PORT, "targetPort": "postgres"}],
-    }
-    return kube.manifest(
-        "v1", "Service", kube.metadata(defaults.DB_SERVICE_NAME, COMPONENT, cfg.namespace), spec=spec
+    return kube.cluster_ip_service(
+        defaults.DB_SERVICE_NAME, COMPONENT, cfg.namespace, "postgres", defaults.DB_PORT
     )
 
 

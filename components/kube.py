@@ -64,6 +64,18 @@ def manifest(api_version: str, kind: str, meta: dict[str, Any], **fields: Any) -
     return {"apiVersion": api_version, "kind": kind, "metadata": meta, **fields}
 
 
+def cluster_ip_service(
+    name: str, component: str, namespace: str, port_name: str, port: int
+) -> dict[str, Any]:
+    """A ClusterIP Service for a component's pods; the target is the pods' named port."""
+    spec = {
+        "type": "ClusterIP",
+        "selector": selector(component),
+        "ports": [{"name": port_name, "port": port, "targetPort": port_name}],
+    }
+    return manifest("v1", "Service", metadata(name, component, namespace), spec=spec)
+
+
 def resource_name(obj: dict[str, Any]) -> str:
     """Pulumi logical name of a manifest: `<namespace>/<name>`, or `<name>` if cluster-scoped."""
     meta = obj["metadata"]

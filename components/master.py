@@ -160,13 +160,9 @@ def deployment(cfg: StackConfig, config_checksum: Any) -> dict[str, Any]:
 
 
 def service(cfg: StackConfig) -> dict[str, Any]:
-    spec = {
-        "type": "ClusterIP",
-        "selector": kube.selector(COMPONENT),
-        "ports": [{"name": "http", "port": defaults.MASTER_SERVICE_PORT, "targetPort": "http"}],
-    }
-    meta = kube.metadata(defaults.MASTER_SERVICE_NAME, COMPONENT, cfg.namespace)
-    return kube.manifest("v1", "Service", meta, spec=spec)
+    return kube.cluster_ip_service(
+        defaults.MASTER_SERVICE_NAME, COMPONENT, cfg.namespace, "http", defaults.MASTER_SERVICE_PORT
+    )
 
 
 def internal_url(cfg: StackConfig) -> str:
