@@ -569,6 +569,13 @@ def _cross_field_problems(cfg: StackConfig) -> list[Problem]:
         for key in ("kubeconfig", "context"):
             if getattr(cfg.cluster, key):
                 add(f"cluster.{key}", "only for cloud: existing")
+    else:
+        for key in ("region", "zones", "project"):
+            if getattr(cfg.cluster, key):
+                add(
+                    f"cluster.{key}",
+                    "only for cloud gke or eks (an existing cluster is reached by kubeconfig)",
+                )
 
     db = cfg.database
     if db.mode == "external":

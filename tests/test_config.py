@@ -134,6 +134,31 @@ BAD_CASES = [
         {"cluster": {"name": "x", "kubernetesVersion": "1.33.2"}},
         "determined:cluster.kubernetesVersion: does not match the expected form",
     ),
+    (
+        "region on existing",
+        {"cluster": {"name": "x", "region": "us-central1"}},
+        "determined:cluster.region: only for cloud gke or eks",
+    ),
+    (
+        "master namespace",
+        {"namespace": "Determined"},
+        "determined:namespace: 'Determined' is not a valid DNS label",
+    ),
+    (
+        "access key without secret key",
+        {"checkpointStorage": {"type": "s3", "bucket": "b", "accessKey": "AKIA"}},
+        "determined:checkpointStorage.secretKey: accessKey and secretKey go together",
+    ),
+    (
+        "negative retention",
+        {"checkpointStorage": {"saveTrialLatest": -1}},
+        "determined:checkpointStorage.saveTrialLatest: input should be greater than or equal to 0",
+    ),
+    (
+        "root cert on in-cluster db",
+        {"database": {"sslRootCert": "-----BEGIN CERTIFICATE-----"}},
+        "determined:database.sslRootCert: only for database mode external",
+    ),
     ("no node pools", {"nodePools": []}, "determined:nodePools: list should have at least 1 item"),
     (
         "duplicate node pool",
