@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -51,8 +50,3 @@ def pulumi_config(raw: dict[str, Any]) -> dict[str, str]:
         f"determined:{key}": value if isinstance(value, str) else json.dumps(value)
         for key, value in raw.items()
     }
-
-
-@pytest.fixture
-def base_raw() -> dict[str, Any]:
-    return raw_config()

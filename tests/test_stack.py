@@ -145,3 +145,19 @@ def test_in_cluster_database_can_reuse_a_known_password():
     assert is_secret(reg.inputs["stringData"])
     assert reg.inputs["stringData"]["value"] == {"POSTGRES_PASSWORD": "Kept-Db-Pass-3"}
     assert one(result, "Secret", "determined-db")["stringData"] == {"POSTGRES_PASSWORD": "[secret]"}
+
+
+def test_provider_uses_the_configured_kubeconfig_path(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    result = plan_for(raw_config(cluster={"name": "x", "kubeconfig": "~/kube/config", "context": "ctx"}))
+    inputs = resource(result, "pulumi:providers:kubernetes", "existing-cluster")["inputs"]
+    assert inputs["kubeconfig"] == f"{tmp_path}/kube/config"
+    assert inputs["context"] == "ctx"
+
+
+def test_provider_falls_back_to_the_kubernetes_context_setting():
+    config = {**pulumi_config(raw_config()), "kubernetes:context": "from-provider-config"}
+    result = runner.plan(config, [], "test", policies=[])
+    inputs = resource(result, "pulumi:providers:kubernetes", "existing-cluster")["inputs"]
+    assert inputs["context"] == "from-provider-config"
+    assert "kubeconfig" not in inputs  # the provider's own default (KUBECONFIG, ~/.kube/config)
