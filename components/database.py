@@ -12,9 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import pulumi
-import pulumi_random
 
-from components import defaults, kube, versions
+from components import defaults, kube, passwords, versions
 from components.config import StackConfig
 
 COMPONENT = "database"
@@ -159,16 +158,7 @@ class Database(pulumi.ComponentResource):
             return
 
         child = pulumi.ResourceOptions(parent=self, depends_on=depends_on)
-        if cfg.database.password:
-            password: Any = cfg.database.password.get_secret_value()
-        else:
-            password = pulumi_random.RandomPassword(
-                "db-password",
-                length=defaults.PASSWORD_LENGTH,
-                special=False,
-                opts=pulumi.ResourceOptions(parent=self),
-            ).result
-        self.password = pulumi.Output.secret(password)
+        self.password = passwords.configured_or_generated("db-password", cfg.database.password, self)
         secret = kube.register(password_secret(cfg.namespace, self.password), child)
         claim = kube.register(volume_claim(cfg), pulumi.ResourceOptions.merge(child, data_options(cfg)))
         svc = kube.register(service(cfg), child)

@@ -11,9 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 import pulumi
-import pulumi_random
 
-from components import defaults, kube, master_config
+from components import defaults, kube, master_config, passwords
 from components.config import StackConfig
 from components.database import DatabaseEndpoint
 
@@ -188,20 +187,9 @@ class DeterminedMaster(pulumi.ComponentResource):
         super().__init__("determined:components:Master", name, None, opts)
         child = pulumi.ResourceOptions(parent=self, depends_on=depends_on)
 
-        if cfg.master.initial_user_password:
-            password: Any = cfg.master.initial_user_password.get_secret_value()
-        else:
-            # Meets Determined's rule: upper, lower and digit guaranteed, 24 characters.
-            password = pulumi_random.RandomPassword(
-                "initial-user-password",
-                length=defaults.PASSWORD_LENGTH,
-                special=False,
-                min_upper=1,
-                min_lower=1,
-                min_numeric=1,
-                opts=pulumi.ResourceOptions(parent=self),
-            ).result
-        self.initial_user_password = pulumi.Output.secret(password)
+        self.initial_user_password = passwords.configured_or_generated(
+            "initial-user-password", cfg.master.initial_user_password, self
+        )
 
         files = pulumi.Output.all(db_password, self.initial_user_password).apply(
             lambda values: config_files(cfg, db, master_config.MasterSecrets(*values))

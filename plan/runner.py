@@ -140,7 +140,8 @@ def plan(config: dict[str, str], secret_keys: list[str], stack: str, policies=No
 
     result = PlanResult(recorder=recorder, secrets=secrets)
     checked = []
-    for reg in recorder.resources:
+    # Registration order depends on how outputs resolve; sort for stable, diffable plans.
+    for reg in sorted(recorder.resources, key=lambda r: r.urn):
         inputs = redact(reg.inputs, secrets)
         checked.append((reg, inputs))
         result.resources.append(

@@ -140,8 +140,11 @@ def test_in_cluster_database_can_reuse_a_known_password():
     # For reattaching a kept volume whose database was initialised with that password.
     result = plan_for(raw_config(database={"password": "Kept-Db-Pass-3"}))
     assert not any(r["type"].startswith("random:") and r["name"] == "db-password" for r in result.resources)
-    reg = next(r for r in result.recorder.resources if r.name == "determined/determined-db")
-    assert reg.type.endswith("Secret")
+    reg = next(
+        r
+        for r in result.recorder.resources
+        if r.name == "determined/determined-db" and r.type.endswith("Secret")
+    )
     assert is_secret(reg.inputs["stringData"])
     assert reg.inputs["stringData"]["value"] == {"POSTGRES_PASSWORD": "Kept-Db-Pass-3"}
     assert one(result, "Secret", "determined-db")["stringData"] == {"POSTGRES_PASSWORD": "[secret]"}
