@@ -21,6 +21,17 @@ def is_secret(value: Any) -> bool:
     return isinstance(value, dict) and value.get(rpc._special_sig_key) == rpc._special_secret_sig
 
 
+def restore_ints(value: Any) -> Any:
+    """Numbers cross the RPC boundary as doubles; give whole numbers back their int type."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {key: restore_ints(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [restore_ints(item) for item in value]
+    return value
+
+
 def mock_secret(seed: str) -> str:
     """A generated secret that is recognisable (for redaction) and meets password rules."""
     return "MockSecret" + hashlib.sha256(seed.encode()).hexdigest()[:12] + "0"
@@ -91,7 +102,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 parent=request.parent or None,
                 custom=request.custom,
                 provider=request.provider or None,
-                inputs=rpc.deserialize_properties(request.object, keep_unknowns=True),
+                inputs=restore_ints(rpc.deserialize_properties(request.object, keep_unknowns=True)),
                 depends_on=sorted(set(request.dependencies)),
                 options=options,
             )
@@ -100,5 +111,5 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
 
     def RegisterResourceOutputs(self, request):
         if "::pulumi:pulumi:Stack::" in request.urn:
-            self.recorder.stack_outputs = rpc.deserialize_properties(request.outputs)
+            self.recorder.stack_outputs = restore_ints(rpc.deserialize_properties(request.outputs))
         return super().RegisterResourceOutputs(request)

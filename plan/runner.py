@@ -180,9 +180,10 @@ def write(result: PlanResult, out: Path) -> None:
     manifests_dir = out / "manifests"
     shutil.rmtree(manifests_dir, ignore_errors=True)
     manifests_dir.mkdir()
-    (out / "resources.json").write_text(json.dumps(result.resources, indent=2, sort_keys=False) + "\n")
+    (out / "resources.json").write_text(json.dumps(result.resources, indent=2, sort_keys=True) + "\n")
     for obj in result.manifests:
-        (manifests_dir / _manifest_file(obj)).write_text(yaml.safe_dump(obj, sort_keys=False))
+        # Sorted keys: apiVersion, kind, metadata first, then the rest in a stable order.
+        (manifests_dir / _manifest_file(obj)).write_text(yaml.safe_dump(obj, sort_keys=True))
     master_yaml = out / "master.yaml"
     if result.master_yaml is not None:
         master_yaml.write_text(result.master_yaml)

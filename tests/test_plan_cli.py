@@ -146,3 +146,13 @@ def test_encrypted_stack_values_are_accepted_and_marked_secret(tmp_path):
     out = tmp_path / "o"
     assert cli.main(["--config", str(tmp_path / "Pulumi.t.yaml"), "--out", str(out)]) == 0
     assert stackfile.ENCRYPTED_STAND_IN not in (out / "master.yaml").read_text()
+
+
+def test_manifests_keep_whole_numbers_as_integers(tmp_path):
+    out = tmp_path / "o"
+    assert cli.main(["local", "--out", str(out)]) == 0
+    sts = yaml.safe_load((out / "manifests" / "determined--statefulset--determined-db.yaml").read_text())
+    assert sts["spec"]["replicas"] == 1 and isinstance(sts["spec"]["replicas"], int)
+    port = sts["spec"]["template"]["spec"]["containers"][0]["ports"][0]["containerPort"]
+    assert port == 5432 and isinstance(port, int)
+    assert list(sts)[:3] == ["apiVersion", "kind", "metadata"]
