@@ -43,7 +43,8 @@ def master_config(
         "user": db.user,
         "password": secrets.db_password,
         "host": db.host,
-        "port": db.port,
+        # The master declares db.port a string (a JSON number would not unmarshal into it).
+        "port": str(db.port),
         "name": db.name,
     }
     if db.ssl_mode:

@@ -76,7 +76,7 @@ def test_in_cluster_database_connection():
         "user": "determined",
         "password": "Db-Pass-1",
         "host": "determined-db",
-        "port": 5432,
+        "port": "5432",
         "name": "determined",
     }
 
@@ -98,7 +98,7 @@ def test_external_database_connection_with_tls():
         "user": "det_user",
         "password": "Db-Pass-1",  # the password comes from the resolved secret
         "host": "10.0.0.5",
-        "port": 6432,
+        "port": "6432",
         "name": "det",
         "ssl_mode": "verify-full",
         "ssl_root_cert": "/etc/determined/db-root-cert.pem",
