@@ -128,7 +128,8 @@ def statefulset(cfg: StackConfig) -> dict[str, Any]:
 
 
 def data_options(cfg: StackConfig) -> pulumi.ResourceOptions:
-    """Options for objects whose loss loses data (the volume claim, its namespace)."""
+    """Options for the database's volume claim: kept on destroy, never re-classed.
+    (Its namespace is kept too; see components/determined.py.)"""
     keep = not cfg.data_deletion_allowed
     return pulumi.ResourceOptions(
         retain_on_delete=keep,
@@ -152,13 +153,13 @@ class Database(pulumi.ComponentResource):
     ):
         super().__init__("determined:components:Database", name, None, opts)
         self.endpoint = endpoint(cfg)
+        # External databases always have a configured password (validation requires it).
+        self.password = passwords.configured_or_generated("db-password", cfg.database.password, self)
         if cfg.database.mode == "external":
-            self.password = pulumi.Output.secret(cfg.database.password.get_secret_value())
             self.register_outputs({})
             return
 
         child = pulumi.ResourceOptions(parent=self, depends_on=depends_on)
-        self.password = passwords.configured_or_generated("db-password", cfg.database.password, self)
         secret = kube.register(password_secret(cfg.namespace, self.password), child)
         claim = kube.register(volume_claim(cfg), pulumi.ResourceOptions.merge(child, data_options(cfg)))
         svc = kube.register(service(cfg), child)

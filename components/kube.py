@@ -46,17 +46,10 @@ def selector(component: str, instance: str = "determined") -> dict[str, str]:
     return {"app.kubernetes.io/name": component, "app.kubernetes.io/instance": instance}
 
 
-def metadata(
-    name: str,
-    component: str,
-    namespace: str | None = None,
-    annotations: dict[str, str] | None = None,
-) -> dict[str, Any]:
+def metadata(name: str, component: str, namespace: str | None = None) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": name, "labels": labels(component)}
     if namespace is not None:
         meta["namespace"] = namespace
-    if annotations:
-        meta["annotations"] = annotations
     return meta
 
 
