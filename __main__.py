@@ -1,5 +1,5 @@
-"""Pulumi entry point: the whole program lives in components/stack.py."""
+"""Pulumi entry point: the whole program lives in deploy/program.py."""
 
-from components.stack import main
+from deploy.program import main
 
 main()

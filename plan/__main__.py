@@ -9,7 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from components.config import ConfigError
+from deploy.config import ConfigError
 from plan import runner, stackfile
 
 

@@ -56,6 +56,8 @@ class Recorder:
     stack_outputs: dict[str, Any] = field(default_factory=dict)
     # Secret values the mocks generated (random passwords): redacted from every output.
     generated_secrets: set[str] = field(default_factory=set)
+    # What the program returned (the Determined component), for what it exposes to previews.
+    deployment: Any = None
 
 
 class PlanMocks(pulumi.runtime.Mocks):

@@ -1,6 +1,6 @@
 """The offline plan: run the Pulumi program under mocks and write what it would create.
 
-`run` executes components.stack.main, the same function `pulumi up` runs, against the
+`run` executes deploy.program.main, the same function `pulumi up` runs, against the
 recording mocks, then writes resources.json, manifests/, master.yaml and policy.json with
 every secret replaced by "[secret]".
 """
@@ -21,8 +21,7 @@ from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime import stack as pulumi_stack
 from pulumi.runtime.sync_await import _sync_await
 
-from components import config as stack_config
-from components import defaults, master_config
+from deploy import config as stack_config
 from plan import policy_check
 from plan.mocks import SECRET, PlanMocks, Recorder, RecordingMonitor, Registration, is_secret
 from plan.stackfile import ENCRYPTED_STAND_IN
@@ -92,7 +91,7 @@ def run_program(
     config: dict[str, str], secret_keys: list[str], stack: str, recorder: Recorder | None = None
 ) -> Recorder:
     """Run the program under recording mocks. Raises ConfigError for a bad config."""
-    from components import stack as program
+    from deploy import program
 
     recorder = recorder or Recorder()
     # Only the stack file counts: config a shell may carry for real runs is ignored.
@@ -105,7 +104,11 @@ def run_program(
     # set_mocks installs a finished root stack; run the program in a fresh one, as the
     # Pulumi entry point does, so that its exports are recorded.
     pulumi_settings.ROOT.set(None)
-    _sync_await(pulumi_stack.run_in_stack(program.main))
+
+    def main() -> None:
+        recorder.deployment = program.main()
+
+    _sync_await(pulumi_stack.run_in_stack(main))
     return recorder
 
 
@@ -117,15 +120,6 @@ def _manifest(reg: Registration, inputs: dict[str, Any]) -> dict[str, Any]:
     obj = {"apiVersion": inputs["apiVersion"], "kind": inputs["kind"], "metadata": inputs["metadata"]}
     obj |= {key: value for key, value in inputs.items() if key not in obj}
     return obj
-
-
-def _master_yaml(recorder: Recorder, secrets: set[str]) -> str | None:
-    for reg in recorder.resources:
-        meta = reg.inputs.get("metadata", {})
-        if reg.type == "kubernetes:core/v1:Secret" and meta.get("name") == defaults.MASTER_CONFIG_SECRET:
-            text = unwrap(reg.inputs["stringData"])[master_config.MASTER_YAML]
-            return master_config.render(redact(yaml.safe_load(text), secrets))
-    return None
 
 
 def plan(config: dict[str, str], secret_keys: list[str], stack: str, policies=None) -> PlanResult:
@@ -157,7 +151,7 @@ def plan(config: dict[str, str], secret_keys: list[str], stack: str, policies=No
         )
         if _is_kubernetes_object(reg):
             result.manifests.append(_manifest(reg, inputs))
-    result.master_yaml = _master_yaml(recorder, secrets)
+    result.master_yaml = recorder.deployment.master.config_preview
     result.outputs = redact(recorder.stack_outputs, secrets)
     policy_config = {"environment": cfg.environment}
     result.violations = policy_check.evaluate(

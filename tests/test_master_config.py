@@ -5,8 +5,9 @@ from __future__ import annotations
 import yaml
 from conftest import make_config
 
-from components import database, master_config
-from components.master_config import MasterSecrets
+from deploy.app import database
+from deploy.app import master_yaml as master_config
+from deploy.app.master_yaml import MasterSecrets
 
 SECRETS = MasterSecrets(db_password="Db-Pass-1", initial_user_password="Init-Pass-1")
 

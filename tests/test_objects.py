@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from conftest import make_config
 
-from components import database, defaults, master
+from deploy import defaults
+from deploy.app import database, master
 
 
 def containers(obj):

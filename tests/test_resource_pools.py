@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from conftest import BASE, make_config
 
-from components import defaults, resource_pools
+from deploy import defaults
+from deploy.app import resource_pools
 
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}
 

@@ -7,7 +7,7 @@ import yaml
 from conftest import BASE, pulumi_config, raw_config
 from planning import by_kind, one, plan_for, resource
 
-from components.config import ConfigError
+from deploy.config import ConfigError
 from plan import runner, stackfile
 from plan.mocks import Recorder, is_secret
 

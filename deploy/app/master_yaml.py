@@ -12,10 +12,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import yaml
+from pydantic import SecretStr
 
-from components import checkpoint_storage, defaults, pod_spec, resource_pools, versions
-from components.config import StackConfig
-from components.database import DatabaseEndpoint
+from components import pod_spec
+from deploy import defaults, versions
+from deploy.app import checkpoint_storage, resource_pools
+from deploy.app.database import DatabaseEndpoint
+from deploy.config import StackConfig
 
 # File names inside the master's config Secret (mounted at /etc/determined).
 MASTER_YAML = "master.yaml"
@@ -28,6 +31,17 @@ class MasterSecrets:
 
     db_password: str
     initial_user_password: str
+    # True: every secret is written as a placeholder (a preview of the file).
+    redact: bool = False
+
+    @classmethod
+    def redacted(cls) -> MasterSecrets:
+        """Placeholders in place of every secret: master.yaml as a preview shows it."""
+        return cls(defaults.REDACTED, defaults.REDACTED, redact=True)
+
+    def reveal(self, value: SecretStr) -> str:
+        """A secret from the stack config as master.yaml carries it."""
+        return defaults.REDACTED if self.redact else value.get_secret_value()
 
 
 def master_config(
@@ -87,7 +101,9 @@ def master_config(
 
     config: dict[str, Any] = {
         "log": {"level": "info", "color": False},
-        "checkpoint_storage": checkpoint_storage.master_checkpoint_storage(cfg.checkpoint_storage, bucket),
+        "checkpoint_storage": checkpoint_storage.master_checkpoint_storage(
+            cfg.checkpoint_storage, secrets.reveal, bucket
+        ),
         "db": db_section,
     }
     if security:

@@ -6,15 +6,20 @@ on an existing cluster the bucket is given by name.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from components.config import CheckpointStorageConfig
+from pydantic import SecretStr
+
+from deploy.config import CheckpointStorageConfig
 
 
-def master_checkpoint_storage(cs: CheckpointStorageConfig, bucket: str | None = None) -> dict[str, Any]:
+def master_checkpoint_storage(
+    cs: CheckpointStorageConfig, reveal: Callable[[SecretStr], str], bucket: str | None = None
+) -> dict[str, Any]:
     """The section as the master reads it. `bucket` overrides the configured bucket name
-    (for a bucket the stack creates). Secret values are included as plain strings: the
-    result only ever goes into the master's Secret."""
+    (for a bucket the stack creates). `reveal` writes a secret value (or its placeholder):
+    the result only ever goes into the master's Secret."""
     section: dict[str, Any] = {}
     if cs.type == "sharedFs":
         section = {"type": "shared_fs", "host_path": cs.host_path}
@@ -25,12 +30,12 @@ def master_checkpoint_storage(cs: CheckpointStorageConfig, bucket: str | None = 
         if cs.endpoint_url:
             section["endpoint_url"] = cs.endpoint_url
         if cs.access_key and cs.secret_key:
-            section["access_key"] = cs.access_key.get_secret_value()
-            section["secret_key"] = cs.secret_key.get_secret_value()
+            section["access_key"] = reveal(cs.access_key)
+            section["secret_key"] = reveal(cs.secret_key)
     elif cs.type == "azure":
         section = {"type": "azure", "container": cs.container}
         if cs.connection_string:
-            section["connection_string"] = cs.connection_string.get_secret_value()
+            section["connection_string"] = reveal(cs.connection_string)
     section |= {
         "save_experiment_best": cs.save_experiment_best,
         "save_trial_best": cs.save_trial_best,

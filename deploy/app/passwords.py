@@ -6,7 +6,7 @@ import pulumi
 import pulumi_random
 from pydantic import SecretStr
 
-from components import defaults
+from deploy import defaults
 
 
 def configured_or_generated(

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import pulumi
 
-from components import database, kube, master, resource_pools
-from components.config import StackConfig
+from deploy import kube
+from deploy.app import database, master, resource_pools
+from deploy.config import StackConfig
+from deploy.platform import ClusterHandle
 
 
 def namespace(cfg: StackConfig) -> dict:
@@ -17,9 +19,25 @@ def namespace(cfg: StackConfig) -> dict:
 
 
 class Determined(pulumi.ComponentResource):
-    def __init__(self, name: str, cfg: StackConfig, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("determined:components:Determined", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
+    """Everything Determined needs on a cluster; every object goes through the cluster's
+    Kubernetes provider and waits for what the cluster says must be ready first."""
+
+    def __init__(
+        self,
+        name: str,
+        cfg: StackConfig,
+        cluster: ClusterHandle,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__(
+            "determined:components:Determined",
+            name,
+            None,
+            pulumi.ResourceOptions.merge(
+                opts, pulumi.ResourceOptions(providers={"kubernetes": cluster.provider})
+            ),
+        )
+        child = pulumi.ResourceOptions(parent=self, depends_on=cluster.ready)
 
         # The in-cluster database's volume lives in this namespace; deleting the namespace
         # would delete the volume, so it is kept like the volume itself.
@@ -38,7 +56,9 @@ class Determined(pulumi.ComponentResource):
         ]
         base = [ns, *priority_classes]
 
-        self.database = database.Database("database", cfg, depends_on=base, opts=child)
+        self.database = database.Database(
+            "database", cfg, cluster.default_storage_class, depends_on=base, opts=child
+        )
         self.resource_pools = resource_pools.ResourcePools("resource-pools", cfg, opts=child)
         self.master = master.DeterminedMaster(
             "master",

@@ -10,8 +10,9 @@ from typing import Any
 
 import pulumi
 
-from components import defaults, kube, node_pools, pod_spec, versions
-from components.config import ResourcePoolConfig, StackConfig
+from components import pod_spec
+from deploy import defaults, kube, versions
+from deploy.config import NodePool, ResourcePoolConfig, StackConfig
 
 # Zero-GPU task pods (TensorBoards, CPU notebooks) on GPU nodes would otherwise see every
 # GPU of the node through the NVIDIA runtime: the CUDA images set NVIDIA_VISIBLE_DEVICES=all.
@@ -31,11 +32,24 @@ _HIDE_GPUS = {
 _TASK_CONTAINER = {"spec": {"containers": [{"name": defaults.TASK_CONTAINER}]}}
 
 
+def tolerations_for(pool: NodePool) -> list[dict[str, Any]]:
+    """Tolerations for every taint of `pool` (GPU pools: nvidia.com/gpu first)."""
+    result = []
+    for taint in pool.all_taints:
+        toleration: dict[str, Any] = {"key": taint.key}
+        if taint.value:
+            toleration |= {"operator": "Equal", "value": taint.value}
+        else:
+            toleration["operator"] = "Exists"
+        result.append({**toleration, "effect": taint.effect})
+    return result
+
+
 def pinning(cfg: StackConfig, rp: ResourcePoolConfig) -> dict[str, Any]:
     """The part of a pod spec that keeps a pool's tasks on its node pool."""
     node_pool = cfg.node_pool_of(rp)
-    spec: dict[str, Any] = {"nodeSelector": node_pools.node_selector(cfg.cloud, node_pool)}
-    tolerations = node_pools.tolerations(node_pool)
+    spec: dict[str, Any] = {"nodeSelector": dict(cfg.node_selector(node_pool))}
+    tolerations = tolerations_for(node_pool)
     if tolerations:
         spec["tolerations"] = tolerations
     return {"spec": spec}

@@ -30,7 +30,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from components import defaults, kube, versions
+from deploy import defaults, kube, versions
 
 PROJECT = "determined"
 
@@ -380,6 +380,13 @@ class StackConfig(_Model):
 
     def node_pool(self, name: str) -> NodePool:
         return next(pool for pool in self.node_pools if pool.name == name)
+
+    def node_selector(self, pool: NodePool) -> dict[str, str]:
+        """Labels that select exactly the nodes of `pool`: on clusters the project creates,
+        the label it puts on every node; on an existing cluster, the labels described."""
+        if self.cloud == "existing":
+            return dict(pool.node_selector or pool.labels)
+        return {defaults.NODE_POOL_LABEL: pool.name}
 
     def node_pool_of(self, resource_pool: ResourcePoolConfig) -> NodePool:
         return self.node_pool(resource_pool.node_pool)

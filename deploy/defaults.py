@@ -39,6 +39,11 @@ DB_RESOURCES = {
     "limits": {"memory": "2Gi"},
 }
 
+# --- previews ------------------------------------------------------------------------
+# How a secret value appears wherever the project shows configuration without revealing it
+# (the offline plan's master.yaml and every other plan file).
+REDACTED = "[secret]"
+
 # --- generated passwords -------------------------------------------------------------
 PASSWORD_LENGTH = 24
 

@@ -12,9 +12,10 @@ from typing import Any
 
 import pulumi
 
-from components import defaults, kube, master_config, passwords
-from components.config import StackConfig
-from components.database import DatabaseEndpoint
+from deploy import defaults, kube
+from deploy.app import master_yaml, passwords
+from deploy.app.database import DatabaseEndpoint
+from deploy.config import StackConfig
 
 COMPONENT = "master"
 
@@ -102,11 +103,11 @@ def config_secret(namespace: str, files: Any) -> dict[str, Any]:
 
 
 def config_files(
-    cfg: StackConfig, db: DatabaseEndpoint, secrets: master_config.MasterSecrets
+    cfg: StackConfig, db: DatabaseEndpoint, secrets: master_yaml.MasterSecrets
 ) -> dict[str, str]:
-    files = {master_config.MASTER_YAML: master_config.render(master_config.master_config(cfg, db, secrets))}
+    files = {master_yaml.MASTER_YAML: master_yaml.render(master_yaml.master_config(cfg, db, secrets))}
     if db.ssl_root_cert:
-        files[master_config.DB_ROOT_CERT] = db.ssl_root_cert
+        files[master_yaml.DB_ROOT_CERT] = db.ssl_root_cert
     return files
 
 
@@ -174,6 +175,9 @@ class DeterminedMaster(pulumi.ComponentResource):
     the config has none)."""
 
     initial_user_password: pulumi.Output[str]
+    # master.yaml as the master receives it, every secret replaced by a placeholder: what
+    # previews (the offline plan) show, built by the same code as the real file.
+    config_preview: str
 
     def __init__(
         self,
@@ -191,12 +195,15 @@ class DeterminedMaster(pulumi.ComponentResource):
             "initial-user-password", cfg.master.initial_user_password, self
         )
 
+        self.config_preview = config_files(cfg, db, master_yaml.MasterSecrets.redacted())[
+            master_yaml.MASTER_YAML
+        ]
         files = pulumi.Output.all(db_password, self.initial_user_password).apply(
-            lambda values: config_files(cfg, db, master_config.MasterSecrets(*values))
+            lambda values: config_files(cfg, db, master_yaml.MasterSecrets(*values))
         )
         # A digest of the files reveals none of their secrets; kept plain so that the
         # Deployment is not hidden as a secret in previews and plans.
-        config_checksum = pulumi.Output.unsecret(files.apply(master_config.checksum))
+        config_checksum = pulumi.Output.unsecret(files.apply(master_yaml.checksum))
 
         account = kube.register(service_account(cfg), child)
         role = kube.register(cluster_role(cfg), child)

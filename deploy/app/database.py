@@ -13,8 +13,9 @@ from typing import Any
 
 import pulumi
 
-from components import defaults, kube, passwords, versions
-from components.config import StackConfig
+from deploy import defaults, kube, versions
+from deploy.app import passwords
+from deploy.config import StackConfig
 
 COMPONENT = "database"
 
@@ -45,13 +46,14 @@ def password_secret(namespace: str, password: Any) -> dict[str, Any]:
     return kube.manifest("v1", "Secret", meta, type="Opaque", stringData={"POSTGRES_PASSWORD": password})
 
 
-def volume_claim(cfg: StackConfig) -> dict[str, Any]:
+def volume_claim(cfg: StackConfig, default_storage_class: str | None = None) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "accessModes": ["ReadWriteOnce"],
         "resources": {"requests": {"storage": cfg.database.storage_size}},
     }
-    if cfg.database.storage_class:
-        spec["storageClassName"] = cfg.database.storage_class
+    storage_class = cfg.database.storage_class or default_storage_class
+    if storage_class:
+        spec["storageClassName"] = storage_class
     meta = kube.metadata(defaults.DB_VOLUME_CLAIM, COMPONENT, cfg.namespace)
     return kube.manifest("v1", "PersistentVolumeClaim", meta, spec=spec)
 
@@ -129,7 +131,7 @@ def statefulset(cfg: StackConfig) -> dict[str, Any]:
 
 def data_options(cfg: StackConfig) -> pulumi.ResourceOptions:
     """Options for the database's volume claim: kept on destroy, never re-classed.
-    (Its namespace is kept too; see components/determined.py.)"""
+    (Its namespace is kept too; see deploy/app/determined.py.)"""
     keep = not cfg.data_deletion_allowed
     return pulumi.ResourceOptions(
         retain_on_delete=keep,
@@ -148,6 +150,7 @@ class Database(pulumi.ComponentResource):
         self,
         name: str,
         cfg: StackConfig,
+        default_storage_class: str | None,
         depends_on: list[pulumi.Resource],
         opts: pulumi.ResourceOptions | None = None,
     ):
@@ -161,7 +164,9 @@ class Database(pulumi.ComponentResource):
 
         child = pulumi.ResourceOptions(parent=self, depends_on=depends_on)
         secret = kube.register(password_secret(cfg.namespace, self.password), child)
-        claim = kube.register(volume_claim(cfg), pulumi.ResourceOptions.merge(child, data_options(cfg)))
+        claim = kube.register(
+            volume_claim(cfg, default_storage_class), pulumi.ResourceOptions.merge(child, data_options(cfg))
+        )
         svc = kube.register(service(cfg), child)
         self.statefulset = kube.register(
             statefulset(cfg),

@@ -1,0 +1,1 @@
+"""Determined on Kubernetes with Pulumi: configuration, platforms, add-ons and the app."""

@@ -1,0 +1,1 @@
+"""Determined itself: the master, its database, master.yaml by section, resource pools."""

@@ -1,0 +1,27 @@
+"""Kubernetes helpers: manifests as plain dicts, their registration, strategic merge.
+
+`from deploy import kube` gives the manifest helpers and `kube.register`; strategic merge
+and the schema it reads live in their own modules.
+"""
+
+from deploy.kube.manifests import (
+    cluster_ip_service,
+    dns_label,
+    labels,
+    manifest,
+    metadata,
+    resource_name,
+    selector,
+)
+from deploy.kube.register import register
+
+__all__ = [
+    "cluster_ip_service",
+    "dns_label",
+    "labels",
+    "manifest",
+    "metadata",
+    "register",
+    "resource_name",
+    "selector",
+]

@@ -1,0 +1,52 @@
+"""Registering a manifest as the typed pulumi-kubernetes resource of its kind.
+
+The only place that knows the mapping from (apiVersion, kind) to a resource class.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from typing import Any
+
+import pulumi
+
+from deploy.kube.manifests import resource_name
+
+# (apiVersion, kind) -> "module:Class" of the typed pulumi-kubernetes resource.
+_RESOURCE_CLASSES = {
+    ("v1", "Namespace"): "pulumi_kubernetes.core.v1:Namespace",
+    ("v1", "ServiceAccount"): "pulumi_kubernetes.core.v1:ServiceAccount",
+    ("v1", "Secret"): "pulumi_kubernetes.core.v1:Secret",
+    ("v1", "Service"): "pulumi_kubernetes.core.v1:Service",
+    ("v1", "PersistentVolumeClaim"): "pulumi_kubernetes.core.v1:PersistentVolumeClaim",
+    ("v1", "ResourceQuota"): "pulumi_kubernetes.core.v1:ResourceQuota",
+    ("apps/v1", "Deployment"): "pulumi_kubernetes.apps.v1:Deployment",
+    ("apps/v1", "StatefulSet"): "pulumi_kubernetes.apps.v1:StatefulSet",
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"): "pulumi_kubernetes.rbac.v1:ClusterRole",
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): "pulumi_kubernetes.rbac.v1:ClusterRoleBinding",
+    ("scheduling.k8s.io/v1", "PriorityClass"): "pulumi_kubernetes.scheduling.v1:PriorityClass",
+}
+
+
+def _snake(key: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower()
+
+
+def _resource_class(api_version: str, kind: str) -> type[pulumi.CustomResource]:
+    try:
+        module_name, class_name = _RESOURCE_CLASSES[(api_version, kind)].split(":")
+    except KeyError:
+        raise ValueError(f"no typed resource registered for {api_version} {kind}") from None
+    return getattr(importlib.import_module(module_name), class_name)
+
+
+def register(obj: dict[str, Any], opts: pulumi.ResourceOptions | None = None) -> pulumi.CustomResource:
+    """Register a manifest as its typed pulumi-kubernetes resource.
+
+    Top-level fields become the class's snake_case arguments; nested dicts are passed
+    through unchanged (pulumi-kubernetes sends them to the API server as they are).
+    """
+    cls = _resource_class(obj["apiVersion"], obj["kind"])
+    fields = {_snake(k): v for k, v in obj.items() if k not in ("apiVersion", "kind")}
+    return cls(resource_name(obj), opts=opts, **fields)
