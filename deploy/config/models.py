@@ -752,19 +752,28 @@ def read_pulumi_config() -> dict[str, Any]:
     return decode_raw(raw)
 
 
+def secret_fields(model: BaseModel) -> list[tuple[tuple[str | int, ...], SecretStr]]:
+    """Every secret-by-nature value in a config model with its key path, as the user wrote
+    it (camelCase keys, list indexes): `(("database", "password"), SecretStr(...))`."""
+    found: list[tuple[tuple[str | int, ...], SecretStr]] = []
+
+    def walk(value: Any, path: tuple[str | int, ...]) -> None:
+        if isinstance(value, SecretStr):
+            found.append((path, value))
+        elif isinstance(value, BaseModel):
+            for name, info in type(value).model_fields.items():
+                walk(getattr(value, name), (*path, info.alias or name))
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                walk(item, (*path, index))
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                walk(item, (*path, key))
+
+    walk(model, ())
+    return found
+
+
 def secret_values(model: BaseModel) -> set[str]:
     """Every secret-by-nature value in a config model (for redaction checks)."""
-    found: set[str] = set()
-
-    def walk(value: Any) -> None:
-        if isinstance(value, SecretStr):
-            found.add(value.get_secret_value())
-        elif isinstance(value, BaseModel):
-            for name in type(value).model_fields:
-                walk(getattr(value, name))
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-
-    walk(model)
-    return found
+    return {secret.get_secret_value() for _, secret in secret_fields(model)}
