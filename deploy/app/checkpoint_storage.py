@@ -11,7 +11,8 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from deploy.config import CheckpointStorageConfig
+from deploy.config import AzureStorage, GcsStorage, S3Storage, SharedFsStorage
+from deploy.config.checkpoint_storage import CheckpointStorageConfig
 
 
 def master_checkpoint_storage(
@@ -20,22 +21,24 @@ def master_checkpoint_storage(
     """The section as the master reads it. `bucket` overrides the configured bucket name
     (for a bucket the stack creates). `reveal` writes a secret value (or its placeholder):
     the result only ever goes into the master's Secret."""
-    section: dict[str, Any] = {}
-    if cs.type == "sharedFs":
-        section = {"type": "shared_fs", "host_path": cs.host_path}
-    elif cs.type == "gcs":
-        section = {"type": "gcs", "bucket": bucket or cs.bucket, "prefix": cs.prefix}
-    elif cs.type == "s3":
-        section = {"type": "s3", "bucket": bucket or cs.bucket, "prefix": cs.prefix}
-        if cs.endpoint_url:
-            section["endpoint_url"] = cs.endpoint_url
-        if cs.access_key and cs.secret_key:
-            section["access_key"] = reveal(cs.access_key)
-            section["secret_key"] = reveal(cs.secret_key)
-    elif cs.type == "azure":
-        section = {"type": "azure", "container": cs.container}
-        if cs.connection_string:
-            section["connection_string"] = reveal(cs.connection_string)
+    match cs:
+        case SharedFsStorage():
+            section: dict[str, Any] = {"type": "shared_fs", "host_path": cs.host_path}
+        case GcsStorage():
+            section = {"type": "gcs", "bucket": bucket or cs.bucket, "prefix": cs.prefix}
+        case S3Storage():
+            section = {"type": "s3", "bucket": bucket or cs.bucket, "prefix": cs.prefix}
+            if cs.endpoint_url:
+                section["endpoint_url"] = cs.endpoint_url
+            if cs.access_key and cs.secret_key:
+                section["access_key"] = reveal(cs.access_key)
+                section["secret_key"] = reveal(cs.secret_key)
+        case AzureStorage():
+            section = {
+                "type": "azure",
+                "container": cs.container,
+                "connection_string": reveal(cs.connection_string),
+            }
     section |= {
         "save_experiment_best": cs.save_experiment_best,
         "save_trial_best": cs.save_trial_best,

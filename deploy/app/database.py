@@ -15,7 +15,7 @@ import pulumi
 
 from deploy import defaults, kube, versions
 from deploy.app import passwords
-from deploy.config import StackConfig
+from deploy.config import ExternalDatabase, InClusterDatabase, StackConfig
 
 COMPONENT = "database"
 
@@ -34,7 +34,7 @@ class DatabaseEndpoint:
 
 def endpoint(cfg: StackConfig) -> DatabaseEndpoint:
     db = cfg.database
-    if db.mode == "external":
+    if isinstance(db, ExternalDatabase):
         return DatabaseEndpoint(db.host, db.port, db.name, db.user, db.ssl_mode, db.ssl_root_cert)
     return DatabaseEndpoint(
         defaults.DB_SERVICE_NAME, defaults.DB_PORT, defaults.DB_DATABASE, defaults.DB_USER
@@ -46,15 +46,17 @@ def password_secret(namespace: str, password: Any) -> dict[str, Any]:
     return kube.manifest("v1", "Secret", meta, type="Opaque", stringData={"POSTGRES_PASSWORD": password})
 
 
-def volume_claim(cfg: StackConfig, default_storage_class: str | None = None) -> dict[str, Any]:
+def volume_claim(
+    db: InClusterDatabase, namespace: str, default_storage_class: str | None = None
+) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "accessModes": ["ReadWriteOnce"],
-        "resources": {"requests": {"storage": cfg.database.storage_size}},
+        "resources": {"requests": {"storage": db.storage_size}},
     }
-    storage_class = cfg.database.storage_class or default_storage_class
+    storage_class = db.storage_class or default_storage_class
     if storage_class:
         spec["storageClassName"] = storage_class
-    meta = kube.metadata(defaults.DB_VOLUME_CLAIM, COMPONENT, cfg.namespace)
+    meta = kube.metadata(defaults.DB_VOLUME_CLAIM, COMPONENT, namespace)
     return kube.manifest("v1", "PersistentVolumeClaim", meta, spec=spec)
 
 
@@ -158,14 +160,15 @@ class Database(pulumi.ComponentResource):
         self.endpoint = endpoint(cfg)
         # External databases always have a configured password (validation requires it).
         self.password = passwords.configured_or_generated("db-password", cfg.database.password, self)
-        if cfg.database.mode == "external":
+        if not isinstance(cfg.database, InClusterDatabase):
             self.register_outputs({})
             return
 
         child = pulumi.ResourceOptions(parent=self, depends_on=depends_on)
         secret = kube.register(password_secret(cfg.namespace, self.password), child)
         claim = kube.register(
-            volume_claim(cfg, default_storage_class), pulumi.ResourceOptions.merge(child, data_options(cfg))
+            volume_claim(cfg.database, cfg.namespace, default_storage_class),
+            pulumi.ResourceOptions.merge(child, data_options(cfg)),
         )
         svc = kube.register(service(cfg), child)
         self.statefulset = kube.register(

@@ -10,7 +10,7 @@ import pulumi
 
 from deploy import kube
 from deploy.app import database, master, resource_pools
-from deploy.config import StackConfig
+from deploy.config import InClusterDatabase, StackConfig
 from deploy.platform import ClusterHandle
 
 
@@ -42,7 +42,7 @@ class Determined(pulumi.ComponentResource):
         # The in-cluster database's volume lives in this namespace; deleting the namespace
         # would delete the volume, so it is kept like the volume itself.
         ns_opts = child
-        if cfg.database.mode == "inCluster":
+        if isinstance(cfg.database, InClusterDatabase):
             ns_opts = pulumi.ResourceOptions.merge(
                 child, pulumi.ResourceOptions(retain_on_delete=not cfg.data_deletion_allowed)
             )

@@ -48,7 +48,7 @@ def tolerations_for(pool: NodePool) -> list[dict[str, Any]]:
 def pinning(cfg: StackConfig, rp: ResourcePoolConfig) -> dict[str, Any]:
     """The part of a pod spec that keeps a pool's tasks on its node pool."""
     node_pool = cfg.node_pool_of(rp)
-    spec: dict[str, Any] = {"nodeSelector": dict(cfg.node_selector(node_pool))}
+    spec: dict[str, Any] = {"nodeSelector": node_pool.selector}
     tolerations = tolerations_for(node_pool)
     if tolerations:
         spec["tolerations"] = tolerations

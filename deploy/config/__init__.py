@@ -1,4 +1,46 @@
-"""The stack configuration (CONTRACT §1): typed models, validation and error reporting."""
+"""The stack configuration (CONTRACT §1): the single source of truth for what a user sets.
 
-from deploy.config.models import *  # noqa: F403  (split into modules by section next)
-from deploy.config.models import _Model  # noqa: F401
+One module per section (`cluster`, `node_pools`, `master`, `database`, `checkpoint_storage`,
+`tls`, `resource_pools`, `addons`), each a pydantic model or a discriminated union of them;
+`stack` puts them together per target and checks how sections relate; `errors` turns
+every problem into one `determined:<key path>: <problem>` line; `pulumi_config` reads the
+values the way Pulumi passes them.
+"""
+
+from deploy.config.base import PROJECT
+from deploy.config.checkpoint_storage import AzureStorage, GcsStorage, S3Storage, SharedFsStorage
+from deploy.config.database import ExternalDatabase, InClusterDatabase, ManagedDatabase
+from deploy.config.errors import ConfigError, Problem
+from deploy.config.node_pools import GPU_TAINT, CloudNodePool, ExistingNodePool, NodePool, Taint
+from deploy.config.pulumi_config import decode_raw, load_config, read_pulumi_config
+from deploy.config.resource_pools import ResourcePoolConfig
+from deploy.config.secrets import secret_fields, secret_values
+from deploy.config.stack import EksStack, ExistingStack, GkeStack, StackConfig
+
+__all__ = [
+    "GPU_TAINT",
+    "PROJECT",
+    "AzureStorage",
+    "CloudNodePool",
+    "ConfigError",
+    "EksStack",
+    "ExistingNodePool",
+    "ExistingStack",
+    "ExternalDatabase",
+    "GcsStorage",
+    "GkeStack",
+    "InClusterDatabase",
+    "ManagedDatabase",
+    "NodePool",
+    "Problem",
+    "ResourcePoolConfig",
+    "S3Storage",
+    "SharedFsStorage",
+    "StackConfig",
+    "Taint",
+    "decode_raw",
+    "load_config",
+    "read_pulumi_config",
+    "secret_fields",
+    "secret_values",
+]

@@ -58,4 +58,4 @@ def resource_name(obj: dict[str, Any]) -> str:
 
 def dns_label(text: str) -> str:
     """A DNS label made from free text: lower case, other characters turned into '-'."""
-    return re.sub(r"[^a-z0-9-]", "-", text.lower()).strip("-")[:63]
+    return re.sub(r"[^a-z0-9-]", "-", text.lower()).strip("-")[:63].rstrip("-")

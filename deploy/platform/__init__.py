@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
-from deploy.config import StackConfig
+from deploy.config import ExistingStack, StackConfig
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,8 @@ class ClusterHandle:
 
 
 def connect(cfg: StackConfig) -> ClusterHandle:
-    if cfg.cloud == "existing":
+    """The handle of the cluster the config names; each target imports only its own SDK."""
+    if isinstance(cfg, ExistingStack):
         from deploy.platform import existing
 
         return existing.connect(cfg)

@@ -10,11 +10,11 @@ import os
 import pulumi
 import pulumi_kubernetes as k8s
 
-from deploy.config import StackConfig
+from deploy.config import ExistingStack
 from deploy.platform import ClusterHandle
 
 
-def provider(cfg: StackConfig) -> k8s.Provider:
+def provider(cfg: ExistingStack) -> k8s.Provider:
     """The configured kubeconfig (path) and context, else the provider defaults
     (KUBECONFIG or ~/.kube/config, `kubernetes:context`)."""
     kubeconfig = cfg.cluster.kubeconfig
@@ -26,5 +26,5 @@ def provider(cfg: StackConfig) -> k8s.Provider:
     )
 
 
-def connect(cfg: StackConfig) -> ClusterHandle:
+def connect(cfg: ExistingStack) -> ClusterHandle:
     return ClusterHandle(provider=provider(cfg))

@@ -108,12 +108,18 @@ def test_postgres_is_pinned_supported_and_probed():
 
 
 def test_volume_claim_takes_size_and_class_from_config():
-    claim = database.volume_claim(
-        make_config(database={"storageSize": "100Gi", "storageClass": "premium-rwo"})
-    )
+    cfg = make_config(database={"storageSize": "100Gi", "storageClass": "premium-rwo"})
+    claim = database.volume_claim(cfg.database, cfg.namespace, "cluster-default")
+    assert claim["metadata"]["namespace"] == "determined"
     assert claim["spec"]["resources"]["requests"]["storage"] == "100Gi"
     assert claim["spec"]["storageClassName"] == "premium-rwo"
-    assert "storageClassName" not in database.volume_claim(make_config())["spec"]
+
+
+def test_volume_claim_falls_back_to_the_platform_storage_class_then_the_cluster_default():
+    cfg = make_config()
+    claim = database.volume_claim(cfg.database, cfg.namespace, "gp3-encrypted")
+    assert claim["spec"]["storageClassName"] == "gp3-encrypted"
+    assert "storageClassName" not in database.volume_claim(cfg.database, cfg.namespace)["spec"]
 
 
 def test_database_service_selects_the_database_pods():

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from conftest import BASE, make_config, raw_config
 
-from deploy.config import models as config_mod
-from deploy.config.models import ConfigError, decode_raw, load_config
+from deploy import config as config_mod
+from deploy.config import ConfigError, decode_raw, load_config
 from plan import stackfile
 
 
@@ -119,10 +119,13 @@ BAD_CASES = [
     (
         "cloud unknown",
         {"cloud": "aks"},
-        "determined:cloud: must be one of 'gke', 'eks' or 'existing' (got 'aks')",
+        "determined:cloud: must be one of 'existing', 'gke', 'eks' (got 'aks')",
     ),
-    ("environment", {"environment": "staging"}, "determined:environment: must be one of 'dev' or 'prod'"),
-    ("unknown top-level key", {"nodepools": []}, "determined:nodepools: unknown key"),
+    ("environment", {"environment": "staging"}, "determined:environment: must be one of 'dev' or 'prod' (got 'staging')"),
+    ("unknown top-level key", {"nodepools": []}, "determined:nodepools: unknown key; did you mean 'nodePools'?"),
+    ("snake_case key", {"node_pools": []}, "determined:node_pools: unknown key; did you mean 'nodePools'?"),
+    ("nested snake_case key", {"master": {"image_registry": "x"}}, "determined:master.image_registry: unknown key; did you mean 'imageRegistry'?"),
+    ("misspelt key", {"master": {"verison": "0.38.1"}}, "determined:master.verison: unknown key; did you mean 'version'?"),
     ("cluster name missing", {"cluster": {}}, "determined:cluster.name: required"),
     (
         "cluster name not DNS",
@@ -132,7 +135,7 @@ BAD_CASES = [
     (
         "kubernetes version form",
         {"cluster": {"name": "x", "kubernetesVersion": "1.33.2"}},
-        "determined:cluster.kubernetesVersion: does not match the expected form",
+        "determined:cluster.kubernetesVersion: '1.33.2' is not a Kubernetes minor version (example: 1.33)",
     ),
     (
         "region on existing",
@@ -146,20 +149,20 @@ BAD_CASES = [
     ),
     (
         "access key without secret key",
-        {"checkpointStorage": {"type": "s3", "bucket": "b", "accessKey": "AKIA"}},
+        {"checkpointStorage": {"type": "s3", "bucket": "ckpt", "accessKey": "AKIA"}},
         "determined:checkpointStorage.secretKey: accessKey and secretKey go together",
     ),
     (
         "negative retention",
         {"checkpointStorage": {"saveTrialLatest": -1}},
-        "determined:checkpointStorage.saveTrialLatest: input should be greater than or equal to 0",
+        "determined:checkpointStorage.saveTrialLatest: must be at least 0",
     ),
     (
         "root cert on in-cluster db",
         {"database": {"sslRootCert": "-----BEGIN CERTIFICATE-----"}},
-        "determined:database.sslRootCert: only for database mode external",
+        "determined:database.sslRootCert: only for database.mode external",
     ),
-    ("no node pools", {"nodePools": []}, "determined:nodePools: list should have at least 1 item"),
+    ("no node pools", {"nodePools": []}, "determined:nodePools: needs at least 1 item(s)"),
     (
         "duplicate node pool",
         {"nodePools": [*node_pools, {"name": "system", "nodeSelector": {"a": "b"}}]},
@@ -167,18 +170,25 @@ BAD_CASES = [
     ),
     (
         "min above max",
-        {"nodePools": [{**node_pools[0], "minNodes": 3, "maxNodes": 2}, node_pools[1]]},
+        {
+            "cloud": "eks",
+            "cluster": {"name": "x", "region": "us-east-1"},
+            "nodePools": [
+                {"name": "system", "machineType": "m7i.2xlarge", "minNodes": 3, "maxNodes": 2},
+                {"name": "a100", "machineType": "p4d.24xlarge", "gpu": {"type": "a100", "count": 8}},
+            ],
+        },
         "determined:nodePools[0].minNodes: 3 is greater than maxNodes (2)",
     ),
     (
         "gpu count zero",
         {"nodePools": [node_pools[0], {**node_pools[1], "gpu": {"count": 0}}]},
-        "determined:nodePools[1].gpu.count: input should be greater than or equal to 1",
+        "determined:nodePools[1].gpu.count: must be at least 1",
     ),
     (
         "taint effect",
         {"nodePools": [node_pools[0], {**node_pools[1], "taints": [{"key": "a", "effect": "NoSched"}]}]},
-        "determined:nodePools[1].taints[0].effect: must be one of 'NoSchedule', 'PreferNoSchedule' or 'NoExecute'",
+        "determined:nodePools[1].taints[0].effect: must be one of 'NoSchedule', 'PreferNoSchedule' or 'NoExecute' (got 'NoSched')",
     ),
     (
         "bad label key",
@@ -238,7 +248,12 @@ BAD_CASES = [
     (
         "unknown scheduler",
         {"scheduler": "volcano"},
-        "determined:scheduler: must be one of 'default' or 'coscheduler'",
+        "determined:scheduler: must be one of 'default' or 'kueue' (got 'volcano')",
+    ),
+    (
+        "coscheduler refused",
+        {"scheduler": "coscheduler"},
+        "determined:scheduler: coscheduler is refused: Determined's coscheduler support needs scheduler-plugins v0.18.9",
     ),
     (
         "weak initial password",
@@ -249,7 +264,7 @@ BAD_CASES = [
     (
         "master version form",
         {"master": {"version": "latest"}},
-        "determined:master.version: does not match the expected form",
+        "determined:master.version: 'latest' is not a release version MAJOR.MINOR.PATCH without leading zeros (example: 0.38.1)",
     ),
     (
         "master too old",
@@ -265,22 +280,22 @@ BAD_CASES = [
     (
         "external db host",
         {"database": {"mode": "external", "user": "u", "password": "p"}},
-        "determined:database.host: required for database mode external",
+        "determined:database.host: required for database.mode external",
     ),
     (
         "external db password",
         {"database": {"mode": "external", "host": "h", "user": "u"}},
-        "determined:database.password: required for database mode external",
+        "determined:database.password: required for database.mode external",
     ),
     (
         "db mode",
         {"database": {"mode": "sqlite"}},
-        "determined:database.mode: must be one of 'inCluster', 'external' or 'managed'",
+        "determined:database.mode: must be one of 'inCluster', 'external', 'managed' (got 'sqlite')",
     ),
     (
         "db port",
         {"database": {"mode": "external", "host": "h", "user": "u", "password": "p", "port": 70000}},
-        "determined:database.port: input should be less than or equal to 65535",
+        "determined:database.port: must be at most 65535",
     ),
     (
         "verify-full without CA",
@@ -298,17 +313,17 @@ BAD_CASES = [
     (
         "host on in-cluster db",
         {"database": {"host": "10.0.0.5"}},
-        "determined:database.host: only for database mode external",
+        "determined:database.host: only for database.mode external",
     ),
     (
         "managed needs tier",
         {"database": {"mode": "managed"}},
-        "determined:database.tier: required for database mode managed",
+        "determined:database.tier: required for database.mode managed",
     ),
     (
         "storage type",
         {"checkpointStorage": {"type": "hdfs"}},
-        "determined:checkpointStorage.type: must be one of 'gcs', 's3', 'azure' or 'sharedFs'",
+        "determined:checkpointStorage.type: must be one of 'sharedFs', 's3', 'gcs', 'azure' (got 'hdfs')",
     ),
     (
         "bucket on existing",
@@ -317,38 +332,38 @@ BAD_CASES = [
     ),
     (
         "endpoint url form",
-        {"checkpointStorage": {"type": "s3", "bucket": "b", "endpointUrl": "minio:9000"}},
-        "determined:checkpointStorage.endpointUrl: does not match the expected form",
+        {"checkpointStorage": {"type": "s3", "bucket": "ckpt", "endpointUrl": "minio:9000"}},
+        "determined:checkpointStorage.endpointUrl: 'minio:9000' is not an http:// or https:// URL",
     ),
     (
         "azure container",
         {"checkpointStorage": {"type": "azure", "connectionString": "x"}},
-        "determined:checkpointStorage.container: required for checkpoint storage type azure",
+        "determined:checkpointStorage.container: required for checkpointStorage.type azure",
     ),
     (
         "key for another type",
-        {"checkpointStorage": {"type": "gcs", "bucket": "b", "endpointUrl": "http://x"}},
-        "determined:checkpointStorage.endpointUrl: not used by checkpoint storage type gcs",
+        {"checkpointStorage": {"type": "gcs", "bucket": "ckpt", "endpointUrl": "http://x"}},
+        "determined:checkpointStorage.endpointUrl: only for checkpointStorage.type s3",
     ),
     (
         "tls host",
         {"tls": {"mode": "ingress", "certificate": {"email": "a@b.io"}}},
-        "determined:tls.host: required for tls mode ingress",
+        "determined:tls.host: required for tls.mode ingress",
     ),
     (
         "tls email",
-        {"tls": {"mode": "master", "host": "det.example.com"}},
-        "determined:tls.certificate.email: required for certificate source certManager",
+        {"tls": {"mode": "master", "host": "det.example.com", "certificate": {}}},
+        "determined:tls.certificate.email: required for tls.certificate.source certManager",
     ),
     (
         "tls secret name",
         {"tls": {"mode": "ingress", "host": "det.example.com", "certificate": {"source": "secret"}}},
-        "determined:tls.certificate.secretName: required for certificate source secret",
+        "determined:tls.certificate.secretName: required for tls.certificate.source secret",
     ),
     (
         "source range",
-        {"tls": {"sourceRanges": ["203.0.113.0/33"]}},
-        "determined:tls.sourceRanges: '203.0.113.0/33' is not a CIDR range",
+        {"tls": {"mode": "ingress", "host": "det.example.com", "certificate": {"email": "a@b.io"}, "sourceRanges": ["203.0.113.0/33"]}},
+        "determined:tls.sourceRanges[0]: '203.0.113.0/33' is not a CIDR range",
     ),
     (
         "prod deletion",
@@ -377,13 +392,20 @@ BAD_CASES = [
     ),
     (
         "gke not yet",
-        {"cloud": "gke", "cluster": {"name": "x", "region": "us-central1"}},
+        {
+            "cloud": "gke",
+            "cluster": {"name": "x", "region": "us-central1"},
+            "nodePools": [
+                {"name": "system", "machineType": "e2-standard-8"},
+                {"name": "a100", "machineType": "a2-highgpu-4g", "gpu": {"type": "nvidia-tesla-a100", "count": 4}},
+            ],
+        },
         "determined:cloud: gke is not supported yet",
     ),
     (
         "gke needs region",
         {"cloud": "gke", "cluster": {"name": "x"}},
-        "determined:cluster.region: required for cloud: gke",
+        "determined:cluster.region: required for cloud gke",
     ),
     (
         "operator not yet",
@@ -393,7 +415,7 @@ BAD_CASES = [
     (
         "operator version form",
         {"gpuOperator": {"version": "25.10.1"}},
-        "determined:gpuOperator.version: does not match the expected form",
+        "determined:gpuOperator.version: '25.10.1' is not a chart version vMAJOR.MINOR.PATCH (example: v25.10.1)",
     ),
     (
         "quota gpu on cpu pool",
@@ -403,9 +425,115 @@ BAD_CASES = [
     (
         "pod spec with unknown pod keys",
         {"taskContainerDefaults": {"gpuPodSpec": {"kind": "Pod", "status": {}}}},
-        "determined:taskContainerDefaults.gpuPodSpec: unexpected keys ['status'] in a Pod",
+        "determined:taskContainerDefaults.gpuPodSpec: unexpected keys status in a Pod (allowed: apiVersion, kind, metadata, spec)",
     ),
 ]
+
+
+# Values Kubernetes or the master would reject, refused here with what is allowed.
+BAD_CASES += [
+    ("trailing newline in a quantity", {"master": {"memory": "8Gi\n"}}, "determined:master.memory: '8Gi\\n' is not a Kubernetes quantity"),
+    (
+        "trailing newline in a namespace",
+        {"resourcePools": [{**resource_pools[0], "namespace": "team-gpu\n"}, resource_pools[1]]},
+        "determined:resourcePools[0].namespace: 'team-gpu\\n' is not a valid DNS label",
+    ),
+    ("trailing newline in a version", {"master": {"version": "0.38.1\n"}}, "determined:master.version: '0.38.1\\n' is not a release version"),
+    ("boolean as a namespace", {"namespace": False}, "determined:namespace: must be a string, not a boolean (quote it in YAML)"),
+    ("null as a nested string", {"cluster": {"name": None}}, "determined:cluster.name: must be a string, not empty (null)"),
+    ("boolean as a pool name", {"resourcePools": [{**resource_pools[0], "name": False}, resource_pools[1]]}, "determined:resourcePools[0].name: must be a string, not a boolean"),
+    ("zero storage", {"database": {"storageSize": "0"}}, "determined:database.storageSize: '0' must be greater than zero"),
+    ("zero memory", {"master": {"memory": "0Gi"}}, "determined:master.memory: '0Gi' must be greater than zero"),
+    ("storage class with a space", {"database": {"storageClass": "Standard RWO"}}, "determined:database.storageClass: 'Standard RWO' is not a valid Kubernetes name"),
+    ("registry with a space", {"master": {"imageRegistry": "my registry"}}, "determined:master.imageRegistry: 'my registry' is not an image registry or repository path"),
+    ("registry with upper case path", {"master": {"imageRegistry": "mirror.io/DeterminedAI"}}, "determined:master.imageRegistry: 'mirror.io/DeterminedAI' is not an image registry"),
+    (
+        "gpu count 2^64",
+        {"nodePools": [node_pools[0], {**node_pools[1], "gpu": {"count": 2**64}}]},
+        "determined:nodePools[1].gpu.count: must be at most 16",
+    ),
+    ("gpu count as boolean", {"nodePools": [node_pools[0], {**node_pools[1], "gpu": {"count": True}}]}, "determined:nodePools[1].gpu.count: must be a whole number, not a boolean"),
+    ("version with a leading zero", {"master": {"version": "0.038.1"}}, "determined:master.version: '0.038.1' is not a release version MAJOR.MINOR.PATCH without leading zeros"),
+    ("retention beyond int32", {"checkpointStorage": {"saveTrialBest": 2**31}}, "determined:checkpointStorage.saveTrialBest: must be at most 2147483647"),
+    ("namespace kube-system", {"namespace": "kube-system"}, "determined:namespace: 'kube-system' belongs to the cluster itself"),
+    (
+        "pool namespace default",
+        {"resourcePools": [{**resource_pools[0], "namespace": "default"}, resource_pools[1]]},
+        "determined:resourcePools[0].namespace: 'default' belongs to the cluster itself",
+    ),
+    (
+        "pool namespace kube-public",
+        {"resourcePools": [{**resource_pools[0], "namespace": "kube-public"}, resource_pools[1]]},
+        "determined:resourcePools[0].namespace: 'kube-public' belongs to the cluster itself",
+    ),
+    (
+        "derived namespaces collide",
+        {"resourcePools": [{"name": "gpu_a", "nodePool": "a100"}, {"name": "gpu-a", "nodePool": "system"}]},
+        "determined:resourcePools[1].name: derives the namespace 'det-gpu-a', as resourcePools[0] does; set resourcePools[1].namespace",
+    ),
+    (
+        "derived quota names collide",
+        {
+            "resourcePools": [
+                {"name": "gpu_a", "nodePool": "a100", "namespace": "det-shared", "quota": {"gpu": 4}},
+                {"name": "gpu-a", "nodePool": "a100", "namespace": "det-shared", "quota": {"gpu": 4}},
+            ]
+        },
+        "determined:resourcePools[1].name: its ResourceQuota would be named 'determined-gpu-a' in 'det-shared'",
+    ),
+    ("pod spec containers not a list", {"taskContainerDefaults": {"gpuPodSpec": {"containers": "abc"}}}, "determined:taskContainerDefaults.gpuPodSpec.containers: must be a list"),
+    ("pod spec unknown field", {"taskContainerDefaults": {"cpuPodSpec": {"nodeSelectr": {"a": "b"}}}}, "determined:taskContainerDefaults.cpuPodSpec: unknown field 'nodeSelectr'"),
+    (
+        "pod spec container without name",
+        {"resourcePools": [{**resource_pools[0], "podSpec": {"containers": [{"image": "x:1"}]}}, resource_pools[1]]},
+        "determined:resourcePools[0].podSpec.containers[0]: 'name' required",
+    ),
+    (
+        "pod spec in Pod form, wrong type deep inside",
+        {"taskContainerDefaults": {"gpuPodSpec": {"spec": {"containers": [{"name": "c", "env": [{"name": "X", "value": 3}]}]}}}},
+        "determined:taskContainerDefaults.gpuPodSpec.spec.containers[0].env[0].value: must be a string",
+    ),
+    ("pod spec not a mapping", {"taskContainerDefaults": {"gpuPodSpec": ["x"]}}, "determined:taskContainerDefaults.gpuPodSpec: must be a mapping (a Pod or a PodSpec)"),
+    ("pod spec host network", {"taskContainerDefaults": {"cpuPodSpec": {"hostNetwork": True}}}, "determined:taskContainerDefaults.cpuPodSpec.hostNetwork: not allowed: Determined does not run Kubernetes tasks on the host network"),
+    (
+        "pod spec pod name",
+        {"resourcePools": [{**resource_pools[0], "podSpec": {"metadata": {"name": "mine"}}}, resource_pools[1]]},
+        "determined:resourcePools[0].podSpec.metadata.name: not allowed: the master names each task pod",
+    ),
+    (
+        "pod spec namespace",
+        {"resourcePools": [{**resource_pools[0], "podSpec": {"metadata": {"namespace": "x"}}}, resource_pools[1]]},
+        "determined:resourcePools[0].podSpec.metadata.namespace: not allowed: the master puts each task pod",
+    ),
+    ("tls key without tls", {"tls": {"host": "det.example.com"}}, "determined:tls.host: only for tls.mode ingress or master"),
+    ("nodeSelector on a created pool", {"cloud": "eks", "cluster": {"name": "x", "region": "us-east-1"}, "nodePools": [{**node_pools[0], "machineType": "m7i.xlarge"}]}, "determined:nodePools[0].nodeSelector: only for cloud existing"),
+    ("minNodes on an existing pool", {"nodePools": [{**node_pools[0], "minNodes": 1}, node_pools[1]]}, "determined:nodePools[0].minNodes: only for cloud gke or eks"),
+    ("S3 bucket name", {"checkpointStorage": {"type": "s3", "bucket": "My_Bucket"}}, "determined:checkpointStorage.bucket: 'My_Bucket' is not an S3 bucket name"),
+    ("root cert not PEM", {"database": {"mode": "external", "host": "h", "user": "u", "password": "p", "sslRootCert": "abc"}}, "determined:database.sslRootCert: must be a CA certificate in PEM form"),
+    ("empty password", {"database": {"mode": "external", "host": "h", "user": "u", "password": ""}}, "determined:database.password: must not be empty"),
+]
+
+
+def test_no_message_shows_a_regex_or_a_python_class_name():
+    for _, overrides, _ in BAD_CASES:
+        for line in problems(raw_config(**overrides)):
+            assert not any(marker in line for marker in ("^", "[a-z", "\\d", "(?", "Config", "Model", "SecretStr", "Annotated")), line
+
+
+def test_a_derived_namespace_never_ends_with_a_dash():
+    name = "p" * 58 + "-x"  # "det-" + name is cut to 63 characters, right after the '-'
+    cfg = make_config(resourcePools=[{"name": name, "nodePool": "a100"}, resource_pools[1]])
+    assert cfg.resource_pools[0].namespace_name == "det-" + "p" * 58
+
+
+def test_empty_and_boolean_values_from_pulumi_are_values_not_strings():
+    assert decode_raw({"namespace": "null", "defaultAuxPool": "false", "cloud": "existing"}) == {
+        "namespace": None,
+        "defaultAuxPool": False,
+        "cloud": "existing",
+    }
+    raw = {**raw_config(), **decode_raw({"namespace": "null"})}
+    assert problems(raw) == ["determined:namespace: must be a string, not empty (null)"]
 
 
 @pytest.mark.parametrize(("overrides", "expected"), [c[1:] for c in BAD_CASES], ids=[c[0] for c in BAD_CASES])

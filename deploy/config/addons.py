@@ -1,0 +1,12 @@
+"""Add-ons installed from their official charts, each switched on by config."""
+
+from __future__ import annotations
+
+from deploy import versions
+from deploy.config.base import ConfigModel
+from deploy.config.syntax import ChartVersion
+
+
+class GpuOperatorConfig(ConfigModel):
+    enabled: bool = False
+    version: ChartVersion = versions.DEFAULT_GPU_OPERATOR_VERSION

@@ -1,0 +1,95 @@
+"""`determined:nodePools`: created on GKE/EKS, described on an existing cluster."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from deploy import defaults
+from deploy.config.base import ConfigModel
+from deploy.config.syntax import DnsLabel, LabelKey, Labels, NonEmpty, label_value_problem, whole_number
+
+# The largest machines carry 16 GPUs (a2-megagpu-16g); no node has more.
+MAX_GPUS_PER_NODE = 16
+# GKE's per-pool node limit; also far above any EKS node group in practice.
+MAX_NODES_PER_POOL = 1000
+
+
+class Taint(ConfigModel):
+    key: LabelKey
+    value: str = ""
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+
+    @model_validator(mode="after")
+    def _value(self) -> Taint:
+        message = label_value_problem(self.key, self.value)
+        if message:
+            raise ValueError(message)
+        return self
+
+
+# Every GPU node pool carries this taint so that only pods asking for GPUs land there.
+GPU_TAINT = Taint(key="nvidia.com/gpu", value="present", effect="NoSchedule")
+
+
+class GpuConfig(ConfigModel):
+    type: NonEmpty | None = None
+    count: whole_number(1, MAX_GPUS_PER_NODE)
+
+
+class CloudGpuConfig(GpuConfig):
+    type: NonEmpty  # the accelerator to attach or the instance type's GPU
+
+
+class NodePool(ConfigModel):
+    name: DnsLabel
+    machine_type: NonEmpty | None = None
+    gpu: GpuConfig | None = None
+    labels: Labels = Field(default_factory=dict)
+    taints: list[Taint] = Field(default_factory=list)
+
+    @property
+    def gpu_count(self) -> int:
+        return self.gpu.count if self.gpu else 0
+
+    @property
+    def all_taints(self) -> list[Taint]:
+        """The pool's taints, with the GPU taint first on GPU pools."""
+        taints = [GPU_TAINT] if self.gpu else []
+        taints += [t for t in self.taints if t not in taints]
+        return taints
+
+    @property
+    def selector(self) -> dict[str, str]:
+        """Labels that select exactly this pool's nodes."""
+        raise NotImplementedError
+
+
+class ExistingNodePool(NodePool):
+    """A pool of an existing cluster: its nodes are found by labels they already carry."""
+
+    node_selector: Labels = Field(default_factory=dict)
+
+    @property
+    def selector(self) -> dict[str, str]:
+        return dict(self.node_selector or self.labels)
+
+
+class CloudNodePool(NodePool):
+    """A pool the project creates; its nodes carry `determined.ai/node-pool=<name>`."""
+
+    machine_type: NonEmpty
+    gpu: CloudGpuConfig | None = None
+    min_nodes: whole_number(0, MAX_NODES_PER_POOL) = 0
+    max_nodes: whole_number(1, MAX_NODES_PER_POOL) = 1
+    spot: bool = False
+
+    @property
+    def node_labels(self) -> dict[str, str]:
+        """Labels the project puts on the pool's nodes."""
+        return {**self.labels, defaults.NODE_POOL_LABEL: self.name}
+
+    @property
+    def selector(self) -> dict[str, str]:
+        return {defaults.NODE_POOL_LABEL: self.name}

@@ -1,0 +1,90 @@
+"""`determined:resourcePools`, `taskContainerDefaults` and `slots`: how tasks are placed."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, Field, field_validator
+
+from deploy import kube
+from deploy.config.base import ConfigModel
+from deploy.config.syntax import DnsLabel, NonEmpty, Quantity, pattern_check, whole_number
+
+_POD_KEYS = {"apiVersion", "kind", "metadata", "spec"}
+
+
+def pod_form_problem(value: Any) -> str | None:
+    """A pod spec is given either as a Pod (apiVersion/kind/metadata/spec) or as its spec."""
+    if not isinstance(value, dict):
+        return "must be a mapping (a Pod or a PodSpec)"
+    if _POD_KEYS & value.keys():
+        extra = sorted(set(value) - _POD_KEYS)
+        if extra:
+            return f"unexpected keys {', '.join(extra)} in a Pod (allowed: apiVersion, kind, metadata, spec)"
+        if value.get("kind", "Pod") != "Pod" or value.get("apiVersion", "v1") != "v1":
+            return "must be a v1 Pod (apiVersion: v1, kind: Pod)"
+    return None
+
+
+def _pod(value: Any) -> dict[str, Any]:
+    # The full check against the Kubernetes schema runs with the cross-section rules, which
+    # report each problem at its own key path.
+    message = pod_form_problem(value)
+    if message:
+        raise ValueError(message)
+    return value
+
+
+PoolName = Annotated[
+    str,
+    AfterValidator(
+        pattern_check(
+            r"[A-Za-z0-9][A-Za-z0-9_.-]*",
+            "a pool name (letters, digits, '_', '.' and '-', starting with a letter or digit, "
+            "at most 63 characters)",
+            63,
+        )
+    ),
+]
+
+
+class QuotaConfig(ConfigModel):
+    gpu: whole_number(0) | None = None
+    cpu: Quantity | None = None
+    memory: Quantity | None = None
+
+
+class ResourcePoolConfig(ConfigModel):
+    # Determined pool names: shown in the CLI and web UI, used in experiment configs.
+    name: PoolName
+    node_pool: NonEmpty
+    namespace: DnsLabel | None = None
+    description: str = ""
+    pod_spec: dict[str, Any] = Field(default_factory=dict)
+    quota: QuotaConfig | None = None
+
+    _pod_spec = field_validator("pod_spec", mode="before")(_pod)
+
+    @property
+    def namespace_name(self) -> str:
+        return self.namespace or kube.dns_label(f"det-{self.name}")
+
+    @property
+    def quota_name(self) -> str:
+        return kube.dns_label(f"determined-{self.name}")
+
+
+class TaskContainerDefaultsConfig(ConfigModel):
+    cpu_pod_spec: dict[str, Any] = Field(default_factory=dict)
+    gpu_pod_spec: dict[str, Any] = Field(default_factory=dict)
+    checkpoint_gc_pod_spec: dict[str, Any] = Field(default_factory=dict)
+
+    _pod_specs = field_validator("cpu_pod_spec", "gpu_pod_spec", "checkpoint_gc_pod_spec", mode="before")(
+        _pod
+    )
+
+
+class SlotsConfig(ConfigModel):
+    type: Literal["gpu", "cpu"] | None = None
+    cpu_per_slot: float | None = Field(default=None, gt=0, le=1024)
+    max_slots_per_pod: whole_number(1) | None = None

@@ -1,0 +1,387 @@
+"""The whole stack configuration: sections, per-target variants, cross-section rules.
+
+`StackConfig` holds what every target shares and the views the app derives from it; the
+variants (`ExistingStack`, `GkeStack`, `EksStack`) are chosen by `cloud` and type the
+cluster and node pools of their target. Rules that relate sections live here; each
+section checks its own values.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from typing import Annotated, Any, Literal
+
+from pydantic import BeforeValidator, Field
+
+from deploy import defaults
+from deploy.config.addons import GpuOperatorConfig
+from deploy.config.base import ConfigModel
+from deploy.config.checkpoint_storage import (
+    CheckpointStorageConfig,
+    GcsStorage,
+    S3Storage,
+    SharedFsStorage,
+)
+from deploy.config.cluster import ClusterConfig, EksCluster, ExistingCluster, GkeCluster
+from deploy.config.database import DatabaseConfig, ExternalDatabase, ManagedDatabase
+from deploy.config.errors import Problem, format_path
+from deploy.config.master import MasterConfig
+from deploy.config.node_pools import CloudNodePool, ExistingNodePool, NodePool
+from deploy.config.resource_pools import (
+    ResourcePoolConfig,
+    SlotsConfig,
+    TaskContainerDefaultsConfig,
+    pod_form_problem,
+)
+from deploy.config.syntax import DnsLabel, NonEmpty, dns_label_problem
+from deploy.config.tls import NoTls, TlsConfig
+from deploy.kube import validation
+
+
+def _refuse_coscheduler(value: Any) -> Any:
+    if value == "coscheduler":
+        raise ValueError(
+            "coscheduler is refused: Determined's coscheduler support needs scheduler-plugins "
+            "v0.18.9 (Kubernetes 1.18, retired image), which current clusters cannot run; use "
+            "default (or kueue for gang admission)"
+        )
+    if value == "preemption":
+        raise ValueError(
+            "'preemption' is not accepted by the Kubernetes resource manager of current "
+            "Determined releases (older docs still show it); use 'default'"
+        )
+    return value
+
+
+class StackConfig(ConfigModel):
+    cloud: str
+    environment: Literal["dev", "prod"] = "dev"
+    allow_data_deletion: bool = False
+    namespace: DnsLabel = "determined"
+    cluster: ClusterConfig
+    node_pools: list[NodePool] = Field(min_length=1)
+    gpu_operator: GpuOperatorConfig = Field(default_factory=GpuOperatorConfig)
+    master: MasterConfig = Field(default_factory=MasterConfig)
+    database: DatabaseConfig = Field(default_factory=lambda: {"mode": "inCluster"}, validate_default=True)
+    checkpoint_storage: CheckpointStorageConfig = Field(
+        default_factory=lambda: {"type": "sharedFs"}, validate_default=True
+    )
+    tls: TlsConfig = Field(default_factory=lambda: {"mode": "none"}, validate_default=True)
+    resource_pools: list[ResourcePoolConfig] = Field(min_length=1)
+    default_compute_pool: NonEmpty | None = None
+    default_aux_pool: NonEmpty | None = None
+    scheduler: Annotated[Literal["default", "kueue"], BeforeValidator(_refuse_coscheduler)] = "default"
+    task_container_defaults: TaskContainerDefaultsConfig = Field(default_factory=TaskContainerDefaultsConfig)
+    slots: SlotsConfig = Field(default_factory=SlotsConfig)
+
+    # --- derived views used by the app -----------------------------------------------
+
+    def node_pool(self, name: str) -> NodePool:
+        return next(pool for pool in self.node_pools if pool.name == name)
+
+    def node_pool_of(self, resource_pool: ResourcePoolConfig) -> NodePool:
+        return self.node_pool(resource_pool.node_pool)
+
+    def _pool_has_gpus(self, resource_pool: ResourcePoolConfig) -> bool:
+        # Tolerates a dangling reference so that validation can report it.
+        return any(n.gpu for n in self.node_pools if n.name == resource_pool.node_pool)
+
+    @property
+    def compute_pool(self) -> str:
+        """Default compute pool: as configured, else the first pool on GPU nodes."""
+        if self.default_compute_pool:
+            return self.default_compute_pool
+        gpu_pools = [p for p in self.resource_pools if self._pool_has_gpus(p)]
+        return (gpu_pools or self.resource_pools)[0].name
+
+    @property
+    def aux_pool(self) -> str:
+        """Default aux pool: as configured, else the first pool on CPU-only nodes."""
+        if self.default_aux_pool:
+            return self.default_aux_pool
+        cpu_pools = [p for p in self.resource_pools if not self._pool_has_gpus(p)]
+        return (cpu_pools or self.resource_pools)[0].name
+
+    @property
+    def slot_type(self) -> Literal["gpu", "cpu"]:
+        if self.slots.type:
+            return self.slots.type
+        return "gpu" if any(self._pool_has_gpus(p) for p in self.resource_pools) else "cpu"
+
+    @property
+    def gpu_counts(self) -> list[int]:
+        """Distinct GPUs per node of the node pools that resource pools run on, ascending."""
+        names = {p.node_pool for p in self.resource_pools}
+        return sorted({n.gpu_count for n in self.node_pools if n.name in names and n.gpu})
+
+    @property
+    def max_slots_per_pod(self) -> int:
+        """The global slots-per-pod limit: as configured, else the largest value that
+        divides the GPUs per node of every GPU pool (so no pod asks for more GPUs than a
+        node has, and multi-pod tasks fill nodes evenly)."""
+        if self.slots.max_slots_per_pod:
+            return self.slots.max_slots_per_pod
+        return math.gcd(*self.gpu_counts) if self.gpu_counts else 1
+
+    @property
+    def data_deletion_allowed(self) -> bool:
+        # Refused in prod by validation; kept explicit here for the app.
+        return self.allow_data_deletion and self.environment == "dev"
+
+    # --- rules across sections ------------------------------------------------------
+
+    def problems(self) -> list[Problem]:
+        found: list[Problem] = []
+
+        def add(path: str, message: str) -> None:
+            found.append(Problem(path, message))
+
+        _node_pool_problems(self, add)
+        _namespace_problems(self, add)
+        _resource_pool_problems(self, add)
+        _data_problems(self, add)
+        _pod_spec_problems(self, add)
+        node_pool_names = {p.name for p in self.node_pools}
+        # Slots derive from the pools' node pools: a dangling reference is reported once.
+        if all(rp.node_pool in node_pool_names for rp in self.resource_pools):
+            _slots_problems(self, add)
+        _not_supported_yet(self, add)
+        return found
+
+
+class ExistingStack(StackConfig):
+    cloud: Literal["existing"]
+    cluster: ExistingCluster
+    node_pools: list[ExistingNodePool] = Field(min_length=1)
+
+
+class GkeStack(StackConfig):
+    cloud: Literal["gke"]
+    cluster: GkeCluster
+    node_pools: list[CloudNodePool] = Field(min_length=1)
+
+
+class EksStack(StackConfig):
+    cloud: Literal["eks"]
+    cluster: EksCluster
+    node_pools: list[CloudNodePool] = Field(min_length=1)
+
+
+AnyStack = Annotated[ExistingStack | GkeStack | EksStack, Field(discriminator="cloud")]
+
+Add = Callable[[str, str], None]
+
+
+def _node_pool_problems(cfg: StackConfig, add: Add) -> None:
+    names = [p.name for p in cfg.node_pools]
+    for i, pool in enumerate(cfg.node_pools):
+        if pool.name in names[:i]:
+            add(f"nodePools[{i}].name", f"duplicate node pool name {pool.name!r}")
+        if isinstance(pool, CloudNodePool) and pool.min_nodes > pool.max_nodes:
+            add(f"nodePools[{i}].minNodes", f"{pool.min_nodes} is greater than maxNodes ({pool.max_nodes})")
+    if not any(not p.all_taints for p in cfg.node_pools):
+        add(
+            "nodePools",
+            "at least one untainted CPU pool is needed for system pods (CoreDNS, the master, the database)",
+        )
+
+
+def _reserved(namespace: str) -> bool:
+    return namespace == "default" or namespace.startswith("kube-")
+
+
+def _namespace_problems(cfg: StackConfig, add: Add) -> None:
+    """Namespaces the stack owns: valid, not the cluster's own, one owner per derived name."""
+    if _reserved(cfg.namespace):
+        add(
+            "namespace",
+            f"{cfg.namespace!r} belongs to the cluster itself; choose a namespace of Determined's own",
+        )
+    derived_from: dict[str, int] = {}
+    for i, rp in enumerate(cfg.resource_pools):
+        path = f"resourcePools[{i}].namespace"
+        name = rp.namespace_name
+        if rp.namespace is None:
+            message = dns_label_problem(name)
+            if message or not name:
+                add(
+                    f"resourcePools[{i}].name",
+                    f"derives the namespace {name!r}, which is not a valid DNS label; set {path}",
+                )
+                continue
+        if _reserved(name):
+            add(path, f"{name!r} belongs to the cluster itself; give the pool's tasks their own namespace")
+        elif name == cfg.namespace:
+            add(path, f"{name!r} is the master's namespace; give task pods their own")
+        # Two pools may share a namespace they name; a derived name must not collide.
+        if name in derived_from and rp.namespace is None:
+            j = derived_from[name]
+            add(
+                f"resourcePools[{i}].name",
+                f"derives the namespace {name!r}, as resourcePools[{j}] does; set {path}",
+            )
+        derived_from.setdefault(name, i)
+    quota_names: dict[tuple[str, str], int] = {}
+    for i, rp in enumerate(cfg.resource_pools):
+        if rp.quota is None:
+            continue
+        key = (rp.namespace_name, rp.quota_name)
+        if key in quota_names:
+            add(
+                f"resourcePools[{i}].name",
+                f"its ResourceQuota would be named {rp.quota_name!r} in {rp.namespace_name!r}, like that of "
+                f"resourcePools[{quota_names[key]}]; rename one pool or give them separate namespaces",
+            )
+        quota_names.setdefault(key, i)
+
+
+def _resource_pool_problems(cfg: StackConfig, add: Add) -> None:
+    node_pool_names = [p.name for p in cfg.node_pools]
+    pool_names = [p.name for p in cfg.resource_pools]
+    for i, rp in enumerate(cfg.resource_pools):
+        if rp.name in pool_names[:i]:
+            add(f"resourcePools[{i}].name", f"duplicate resource pool name {rp.name!r}")
+        if rp.node_pool not in node_pool_names:
+            add(
+                f"resourcePools[{i}].nodePool",
+                f"no node pool named {rp.node_pool!r} (node pools: {', '.join(node_pool_names)})",
+            )
+            continue
+        node_pool = cfg.node_pool(rp.node_pool)
+        if not node_pool.selector:
+            j = node_pool_names.index(rp.node_pool)
+            add(
+                f"nodePools[{j}].nodeSelector",
+                f"required on an existing cluster: resource pool {rp.name!r} is pinned to "
+                "these nodes by their labels (e.g. {node.kubernetes.io/instance-type: ...})",
+            )
+        if rp.quota and rp.quota.gpu and not node_pool.gpu:
+            add(f"resourcePools[{i}].quota.gpu", f"node pool {rp.node_pool!r} has no GPUs")
+    for key, value in (
+        ("defaultComputePool", cfg.default_compute_pool),
+        ("defaultAuxPool", cfg.default_aux_pool),
+    ):
+        if value is not None and value not in pool_names:
+            add(
+                key,
+                f"no resource pool named {value!r} (resource pools: {', '.join(dict.fromkeys(pool_names))})",
+            )
+
+
+def _data_problems(cfg: StackConfig, add: Add) -> None:
+    if cfg.allow_data_deletion and cfg.environment == "prod":
+        add("allowDataDeletion", "refused in prod: the database and checkpoint bucket are always kept")
+    db = cfg.database
+    if (
+        isinstance(db, ExternalDatabase)
+        and db.ssl_mode in ("verify-ca", "verify-full")
+        and not db.ssl_root_cert
+    ):
+        add("database.sslRootCert", f"required for sslMode {db.ssl_mode} (the CA certificate in PEM form)")
+    cs = cfg.checkpoint_storage
+    if isinstance(cs, (S3Storage, GcsStorage)) and not cs.bucket and isinstance(cfg, ExistingStack):
+        add(
+            "checkpointStorage.bucket",
+            "required on an existing cluster (buckets are created only for cloud gke or eks)",
+        )
+    if isinstance(cs, S3Storage) and (cs.access_key is None) != (cs.secret_key is None):
+        add(
+            "checkpointStorage.secretKey" if cs.secret_key is None else "checkpointStorage.accessKey",
+            "accessKey and secretKey go together",
+        )
+    if isinstance(cs, SharedFsStorage) and cfg.environment == "prod":
+        add(
+            "checkpointStorage.type",
+            "sharedFs keeps checkpoints on one node's disk and is for testing only; refused in prod",
+        )
+
+
+# Fields of a task pod that Determined sets itself: a value here would be overwritten or
+# refused when the master launches the task.
+_DETERMINED_OWNS = {
+    ("metadata", "name"): "the master names each task pod",
+    ("metadata", "namespace"): "the master puts each task pod in its pool's namespace (or its workspace's)",
+    ("spec", "hostNetwork"): "Determined does not run Kubernetes tasks on the host network",
+}
+
+
+def _pod_specs(cfg: StackConfig) -> Iterable[tuple[str, dict[str, Any]]]:
+    tcd = cfg.task_container_defaults
+    for key, spec in (
+        ("cpuPodSpec", tcd.cpu_pod_spec),
+        ("gpuPodSpec", tcd.gpu_pod_spec),
+        ("checkpointGcPodSpec", tcd.checkpoint_gc_pod_spec),
+    ):
+        yield f"taskContainerDefaults.{key}", spec
+    for i, rp in enumerate(cfg.resource_pools):
+        yield f"resourcePools[{i}].podSpec", rp.pod_spec
+
+
+def pod_spec_problems(path: str, spec: dict[str, Any]) -> list[tuple[str, str]]:
+    """(key path, message) for a pod spec as written: the Kubernetes Pod schema, and the
+    fields Determined sets itself."""
+    if not spec or pod_form_problem(spec):
+        return []
+    is_pod = "spec" in spec or "metadata" in spec or "kind" in spec or "apiVersion" in spec
+    pod = spec if is_pod else {"spec": spec}
+    found = []
+    for (section, name), reason in _DETERMINED_OWNS.items():
+        if name in (pod.get(section) or {}):
+            where = (section, name) if is_pod else (name,)
+            found.append((format_path([path, *where]), f"not allowed: {reason}"))
+    # The schema requires what a partial spec leaves to the defaults (a pod name, the
+    # task container): fill those in, check, and report paths as the user wrote them.
+    metadata = {"name": "task", **(pod.get("metadata") or {})}
+    body = {"containers": [{"name": defaults.TASK_CONTAINER}], **(pod.get("spec") or {})}
+    full = {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": body}
+    for where, message in validation.problems(full):
+        if not is_pod and where[:1] == ("spec",):
+            where = where[1:]
+        found.append((format_path([path, *where]) if where else path, message))
+    return found
+
+
+def _pod_spec_problems(cfg: StackConfig, add: Add) -> None:
+    for path, spec in _pod_specs(cfg):
+        for where, message in pod_spec_problems(path, spec):
+            add(where, message)
+
+
+def _slots_problems(cfg: StackConfig, add: Add) -> None:
+    slots = cfg.slots
+    gpu_counts = cfg.gpu_counts
+    if cfg.slot_type == "gpu":
+        if slots.cpu_per_slot is not None:
+            add("slots.cpuPerSlot", "only for slots type cpu")
+        if not gpu_counts:
+            add("slots.type", "gpu slots need a resource pool on a node pool with GPUs")
+        elif slots.max_slots_per_pod is not None:
+            misfits = [c for c in gpu_counts if c % slots.max_slots_per_pod]
+            if misfits:
+                fits = [n for n in range(1, gpu_counts[0] + 1) if all(c % n == 0 for c in gpu_counts)]
+                add(
+                    "slots.maxSlotsPerPod",
+                    f"{slots.max_slots_per_pod} does not divide the GPUs per node of every GPU pool "
+                    f"({', '.join(map(str, gpu_counts))}); values that fit: {', '.join(map(str, fits))}",
+                )
+    elif slots.max_slots_per_pod is None:
+        add(
+            "slots.maxSlotsPerPod",
+            "required for cpu slots: the CPUs of the nodes are not known offline, so set how many "
+            "slots (of cpuPerSlot CPUs each) one task pod may take",
+        )
+
+
+def _not_supported_yet(cfg: StackConfig, add: Add) -> None:
+    """Sections that are parsed and checked now but deployed by later work."""
+    if not isinstance(cfg, ExistingStack):
+        add("cloud", f"{cfg.cloud} is not supported yet; use 'existing' with a cluster made elsewhere")
+    if isinstance(cfg.database, ManagedDatabase):
+        add("database.mode", "managed is not supported yet; use inCluster or external")
+    if not isinstance(cfg.tls, NoTls):
+        add("tls.mode", f"{cfg.tls.mode} is not supported yet; use none")
+    if cfg.gpu_operator.enabled:
+        add("gpuOperator.enabled", "installing the GPU operator is not supported yet; set false")
+    if cfg.scheduler == "kueue":
+        add("scheduler", "kueue is not supported yet; use default")

@@ -1,0 +1,63 @@
+"""Checking objects against the Kubernetes schema (the strict JSON schema shipped by the
+pinned kubernetes-validate package), with messages that never quote a value.
+
+Used at config time for the pod specs users write; the schema loads once, on first use,
+so stacks without pod specs pay nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Iterator
+from importlib import resources
+from typing import Any
+
+from deploy.kube.schema import KUBERNETES_SCHEMA_VERSION
+
+
+@functools.cache
+def schema_document(filename: str) -> dict[str, Any]:
+    folder = resources.files("kubernetes_validate") / "kubernetes-json-schema"
+    text = (folder / f"v{KUBERNETES_SCHEMA_VERSION}-local-strict" / filename).read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+@functools.cache
+def _validator(kind: str, group_version: str):
+    import jsonschema
+    from referencing import Registry, Resource
+
+    schema = schema_document(f"{kind.lower()}-{group_version}.json")
+    definitions = schema_document("_definitions.json")
+    registry = Resource.from_contents(schema) @ Registry()
+    registry = Resource.from_contents(definitions) @ registry
+    return jsonschema.Draft202012Validator(schema, registry=registry)
+
+
+def _message(error: Any) -> str:
+    kind = error.validator
+    if kind == "additionalProperties":
+        unknown = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+        return f"unknown field {', '.join(map(repr, unknown))}"
+    if kind == "required":
+        missing = [name for name in error.validator_value if name not in error.instance]
+        return f"{', '.join(map(repr, missing))} required"
+    if kind == "type":
+        expected = error.validator_value
+        expected = [t for t in expected if t != "null"] if isinstance(expected, list) else [expected]
+        words = {"object": "a mapping", "array": "a list", "string": "a string", "integer": "a whole number"}
+        return "must be " + " or ".join(words.get(t, f"a {t}") for t in expected)
+    if kind == "enum":
+        return f"must be one of {', '.join(map(repr, error.validator_value))}"
+    if kind in ("oneOf", "anyOf"):
+        return "is not of an accepted form"
+    return f"is not valid ({kind})"
+
+
+def problems(obj: dict[str, Any]) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    """(path inside obj, message) for each way `obj` breaks its kind's schema."""
+    group_version = obj["apiVersion"].replace("/", "-").split(".")[0]
+    validator = _validator(obj["kind"], group_version)
+    for error in sorted(validator.iter_errors(obj), key=lambda e: list(map(str, e.absolute_path))):
+        yield tuple(error.absolute_path), _message(error)
