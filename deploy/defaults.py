@@ -1,4 +1,4 @@
-"""Fixed values the components use: names, ports, sizes, priorities.
+"""Fixed values the app uses: names, ports, sizes, priorities.
 
 Kept apart from the logic so a reader can see every number in one place. Versions and
 images are in `versions.py`; everything a user may change is in the config model.

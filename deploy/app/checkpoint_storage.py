@@ -1,6 +1,6 @@
 """Checkpoint storage: the `checkpoint_storage` section of master.yaml.
 
-Buckets themselves (GCS/S3, with workload identity) are created by the cloud components;
+Buckets themselves (GCS/S3, with workload identity) are created by the cloud platforms (`deploy/platform/`);
 on an existing cluster the bucket is given by name.
 """
 
