@@ -10,9 +10,9 @@ from typing import Any
 
 import pulumi
 
-from components import pod_spec
 from deploy import defaults, kube, versions
 from deploy.config import NodePool, ResourcePoolConfig, StackConfig
+from deploy.kube import strategic_merge
 
 # Zero-GPU task pods (TensorBoards, CPU notebooks) on GPU nodes would otherwise see every
 # GPU of the node through the NVIDIA runtime: the CUDA images set NVIDIA_VISIBLE_DEVICES=all.
@@ -45,26 +45,29 @@ def tolerations_for(pool: NodePool) -> list[dict[str, Any]]:
     return result
 
 
-def pinning(cfg: StackConfig, rp: ResourcePoolConfig) -> dict[str, Any]:
-    """The part of a pod spec that keeps a pool's tasks on its node pool."""
-    node_pool = cfg.node_pool_of(rp)
-    spec: dict[str, Any] = {"nodeSelector": node_pool.selector}
-    tolerations = tolerations_for(node_pool)
+def pin(pod: dict[str, Any], node_pool: NodePool) -> dict[str, Any]:
+    """`pod` kept on `node_pool`: its node selector added over the pod's own (the pinning
+    labels win), and a toleration for each of its taints beside the pod's own. Strategic
+    merge would replace the pod's tolerations (an atomic list); pinning only adds."""
+    spec = dict(pod.get("spec") or {})
+    spec["nodeSelector"] = {**(spec.get("nodeSelector") or {}), **node_pool.selector}
+    own = list(spec.get("tolerations") or [])
+    tolerations = tolerations_for(node_pool) + [t for t in own if t not in tolerations_for(node_pool)]
     if tolerations:
         spec["tolerations"] = tolerations
-    return {"spec": spec}
+    return {**pod, "spec": spec}
 
 
 def pool_pod_specs(cfg: StackConfig, rp: ResourcePoolConfig) -> dict[str, dict[str, Any]]:
     """cpu_pod_spec and gpu_pod_spec of a pool: the defaults, the pool's podSpec over
-    them, then the pinning (which the pool cannot undo)."""
+    them (strategic merge), then the pinning (which the pool cannot undo)."""
     tcd = cfg.task_container_defaults
-    pin = pinning(cfg, rp)
-    cpu = pod_spec.merge_pods(_TASK_CONTAINER, tcd.cpu_pod_spec, rp.pod_spec, pin)
-    if cfg.node_pool_of(rp).gpu:
-        cpu = pod_spec.merge(cpu, _HIDE_GPUS)
-    gpu = pod_spec.merge_pods(_TASK_CONTAINER, tcd.gpu_pod_spec, rp.pod_spec, pin)
-    return {"cpu_pod_spec": cpu, "gpu_pod_spec": gpu}
+    node_pool = cfg.node_pool_of(rp)
+    cpu = strategic_merge.merge_pods(_TASK_CONTAINER, tcd.cpu_pod_spec, rp.pod_spec)
+    if node_pool.gpu:
+        cpu = strategic_merge.merge_pods(cpu, _HIDE_GPUS)
+    gpu = strategic_merge.merge_pods(_TASK_CONTAINER, tcd.gpu_pod_spec, rp.pod_spec)
+    return {"cpu_pod_spec": pin(cpu, node_pool), "gpu_pod_spec": pin(gpu, node_pool)}
 
 
 def pool_max_slots(cfg: StackConfig, rp: ResourcePoolConfig) -> int | None:

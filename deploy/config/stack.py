@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field
 
-from deploy import defaults
+from deploy import defaults, versions
 from deploy.config.addons import GpuOperatorConfig
 from deploy.config.base import ConfigModel
 from deploy.config.checkpoint_storage import (
@@ -346,6 +346,12 @@ def _pod_spec_problems(cfg: StackConfig, add: Add) -> None:
     for path, spec in _pod_specs(cfg):
         for where, message in pod_spec_problems(path, spec):
             add(where, message)
+    since = versions.CHECKPOINT_GC_POD_SPEC_SINCE
+    if cfg.task_container_defaults.checkpoint_gc_pod_spec and cfg.master.version_tuple < since:
+        add(
+            "taskContainerDefaults.checkpointGcPodSpec",
+            f"needs master.version {'.'.join(map(str, since))} or newer (older masters ignore it)",
+        )
 
 
 def _slots_problems(cfg: StackConfig, add: Add) -> None:

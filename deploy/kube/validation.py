@@ -8,19 +8,10 @@ so stacks without pod specs pay nothing.
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Iterator
-from importlib import resources
 from typing import Any
 
-from deploy.kube.schema import KUBERNETES_SCHEMA_VERSION
-
-
-@functools.cache
-def schema_document(filename: str) -> dict[str, Any]:
-    folder = resources.files("kubernetes_validate") / "kubernetes-json-schema"
-    text = (folder / f"v{KUBERNETES_SCHEMA_VERSION}-local-strict" / filename).read_text(encoding="utf-8")
-    return json.loads(text)
+from deploy.kube.schema import document
 
 
 @functools.cache
@@ -28,8 +19,8 @@ def _validator(kind: str, group_version: str):
     import jsonschema
     from referencing import Registry, Resource
 
-    schema = schema_document(f"{kind.lower()}-{group_version}.json")
-    definitions = schema_document("_definitions.json")
+    schema = document(f"{kind.lower()}-{group_version}.json")
+    definitions = document("_definitions.json")
     registry = Resource.from_contents(schema) @ Registry()
     registry = Resource.from_contents(definitions) @ registry
     return jsonschema.Draft202012Validator(schema, registry=registry)

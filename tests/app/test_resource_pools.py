@@ -70,7 +70,8 @@ def test_pool_pod_spec_is_merged_over_the_defaults_and_pinning_wins():
         {
             **BASE["resourcePools"][0],
             "podSpec": {
-                "volumes": [{"name": "data", "hostPath": None, "nfs": {"server": "nfs", "path": "/x"}}],
+                # Reusing the name replaces the source (retainKeys), no `hostPath: null` needed.
+                "volumes": [{"name": "data", "nfs": {"server": "nfs", "path": "/x"}}],
                 "nodeSelector": {"pool": "elsewhere", "zone": "a"},
             },
         },
@@ -84,6 +85,35 @@ def test_pool_pod_spec_is_merged_over_the_defaults_and_pinning_wins():
     assert spec["nodeSelector"] == {"pool": "a100", "zone": "a"}
 
 
+def test_pool_tolerations_are_kept_beside_the_pinning_ones():
+    own = {"key": "spot", "operator": "Exists", "effect": "NoSchedule"}
+    pools = [
+        {**BASE["resourcePools"][0], "podSpec": {"tolerations": [own, GPU_TOLERATION]}},
+        {**BASE["resourcePools"][1], "podSpec": {"tolerations": [own]}},
+    ]
+    cfg = make_config(resourcePools=pools)
+    for key in ("cpu_pod_spec", "gpu_pod_spec"):
+        spec = resource_pools.pool_pod_specs(cfg, pool(cfg, "a100"))[key]["spec"]
+        # Strategic merge replaces tolerations (an atomic list); pinning only adds its own.
+        assert spec["tolerations"] == [GPU_TOLERATION, own]
+    aux = resource_pools.pool_pod_specs(cfg, pool(cfg, "aux"))["cpu_pod_spec"]["spec"]
+    assert aux["tolerations"] == [own]
+
+
+def test_a_pool_command_replaces_the_default_one():
+    tcd = {"cpuPodSpec": {"containers": [{"name": "determined-container", "args": ["--a", "--b"]}]}}
+    pools = [
+        BASE["resourcePools"][0],
+        {
+            **BASE["resourcePools"][1],
+            "podSpec": {"containers": [{"name": "determined-container", "args": ["--c"]}]},
+        },
+    ]
+    cfg = make_config(taskContainerDefaults=tcd, resourcePools=pools)
+    spec = resource_pools.pool_pod_specs(cfg, pool(cfg, "aux"))["cpu_pod_spec"]["spec"]
+    assert spec["containers"] == [{"name": "determined-container", "args": ["--c"]}]
+
+
 def test_master_pools_carry_namespaces_only_before_0_35():
     old = resource_pools.master_resource_pools(make_config(master={"version": "0.34.0"}))
     new = resource_pools.master_resource_pools(make_config(master={"version": "0.35.0"}))
@@ -94,7 +124,7 @@ def test_master_pools_carry_namespaces_only_before_0_35():
 def test_gpu_pools_get_their_own_slots_per_pod_where_supported():
     node_pools = [*BASE["nodePools"], {"name": "t4", "gpu": {"count": 1}, "nodeSelector": {"pool": "t4"}}]
     pools = [*BASE["resourcePools"], {"name": "t4", "nodePool": "t4"}]
-    cfg = make_config(nodePools=node_pools, resourcePools=pools, master={"version": "0.27.0"})
+    cfg = make_config(nodePools=node_pools, resourcePools=pools, master={"version": "0.26.1"})
     by_name = {
         p["pool_name"]: p["task_container_defaults"] for p in resource_pools.master_resource_pools(cfg)
     }
@@ -102,7 +132,7 @@ def test_gpu_pools_get_their_own_slots_per_pod_where_supported():
     assert by_name["t4"]["kubernetes"] == {"max_slots_per_pod": 1}
     assert "kubernetes" not in by_name["aux"]  # the global value applies
 
-    older = make_config(nodePools=node_pools, resourcePools=pools, master={"version": "0.26.4"})
+    older = make_config(nodePools=node_pools, resourcePools=pools, master={"version": "0.26.0"})
     assert all(
         "kubernetes" not in p["task_container_defaults"] for p in resource_pools.master_resource_pools(older)
     )

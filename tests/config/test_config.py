@@ -121,11 +121,27 @@ BAD_CASES = [
         {"cloud": "aks"},
         "determined:cloud: must be one of 'existing', 'gke', 'eks' (got 'aks')",
     ),
-    ("environment", {"environment": "staging"}, "determined:environment: must be one of 'dev' or 'prod' (got 'staging')"),
-    ("unknown top-level key", {"nodepools": []}, "determined:nodepools: unknown key; did you mean 'nodePools'?"),
+    (
+        "environment",
+        {"environment": "staging"},
+        "determined:environment: must be one of 'dev' or 'prod' (got 'staging')",
+    ),
+    (
+        "unknown top-level key",
+        {"nodepools": []},
+        "determined:nodepools: unknown key; did you mean 'nodePools'?",
+    ),
     ("snake_case key", {"node_pools": []}, "determined:node_pools: unknown key; did you mean 'nodePools'?"),
-    ("nested snake_case key", {"master": {"image_registry": "x"}}, "determined:master.image_registry: unknown key; did you mean 'imageRegistry'?"),
-    ("misspelt key", {"master": {"verison": "0.38.1"}}, "determined:master.verison: unknown key; did you mean 'version'?"),
+    (
+        "nested snake_case key",
+        {"master": {"image_registry": "x"}},
+        "determined:master.image_registry: unknown key; did you mean 'imageRegistry'?",
+    ),
+    (
+        "misspelt key",
+        {"master": {"verison": "0.38.1"}},
+        "determined:master.verison: unknown key; did you mean 'version'?",
+    ),
     ("cluster name missing", {"cluster": {}}, "determined:cluster.name: required"),
     (
         "cluster name not DNS",
@@ -362,7 +378,14 @@ BAD_CASES = [
     ),
     (
         "source range",
-        {"tls": {"mode": "ingress", "host": "det.example.com", "certificate": {"email": "a@b.io"}, "sourceRanges": ["203.0.113.0/33"]}},
+        {
+            "tls": {
+                "mode": "ingress",
+                "host": "det.example.com",
+                "certificate": {"email": "a@b.io"},
+                "sourceRanges": ["203.0.113.0/33"],
+            }
+        },
         "determined:tls.sourceRanges[0]: '203.0.113.0/33' is not a CIDR range",
     ),
     (
@@ -397,7 +420,11 @@ BAD_CASES = [
             "cluster": {"name": "x", "region": "us-central1"},
             "nodePools": [
                 {"name": "system", "machineType": "e2-standard-8"},
-                {"name": "a100", "machineType": "a2-highgpu-4g", "gpu": {"type": "nvidia-tesla-a100", "count": 4}},
+                {
+                    "name": "a100",
+                    "machineType": "a2-highgpu-4g",
+                    "gpu": {"type": "nvidia-tesla-a100", "count": 4},
+                },
             ],
         },
         "determined:cloud: gke is not supported yet",
@@ -432,30 +459,86 @@ BAD_CASES = [
 
 # Values Kubernetes or the master would reject, refused here with what is allowed.
 BAD_CASES += [
-    ("trailing newline in a quantity", {"master": {"memory": "8Gi\n"}}, "determined:master.memory: '8Gi\\n' is not a Kubernetes quantity"),
+    (
+        "trailing newline in a quantity",
+        {"master": {"memory": "8Gi\n"}},
+        "determined:master.memory: '8Gi\\n' is not a Kubernetes quantity",
+    ),
     (
         "trailing newline in a namespace",
         {"resourcePools": [{**resource_pools[0], "namespace": "team-gpu\n"}, resource_pools[1]]},
         "determined:resourcePools[0].namespace: 'team-gpu\\n' is not a valid DNS label",
     ),
-    ("trailing newline in a version", {"master": {"version": "0.38.1\n"}}, "determined:master.version: '0.38.1\\n' is not a release version"),
-    ("boolean as a namespace", {"namespace": False}, "determined:namespace: must be a string, not a boolean (quote it in YAML)"),
-    ("null as a nested string", {"cluster": {"name": None}}, "determined:cluster.name: must be a string, not empty (null)"),
-    ("boolean as a pool name", {"resourcePools": [{**resource_pools[0], "name": False}, resource_pools[1]]}, "determined:resourcePools[0].name: must be a string, not a boolean"),
-    ("zero storage", {"database": {"storageSize": "0"}}, "determined:database.storageSize: '0' must be greater than zero"),
-    ("zero memory", {"master": {"memory": "0Gi"}}, "determined:master.memory: '0Gi' must be greater than zero"),
-    ("storage class with a space", {"database": {"storageClass": "Standard RWO"}}, "determined:database.storageClass: 'Standard RWO' is not a valid Kubernetes name"),
-    ("registry with a space", {"master": {"imageRegistry": "my registry"}}, "determined:master.imageRegistry: 'my registry' is not an image registry or repository path"),
-    ("registry with upper case path", {"master": {"imageRegistry": "mirror.io/DeterminedAI"}}, "determined:master.imageRegistry: 'mirror.io/DeterminedAI' is not an image registry"),
+    (
+        "trailing newline in a version",
+        {"master": {"version": "0.38.1\n"}},
+        "determined:master.version: '0.38.1\\n' is not a release version",
+    ),
+    (
+        "boolean as a namespace",
+        {"namespace": False},
+        "determined:namespace: must be a string, not a boolean (quote it in YAML)",
+    ),
+    (
+        "null as a nested string",
+        {"cluster": {"name": None}},
+        "determined:cluster.name: must be a string, not empty (null)",
+    ),
+    (
+        "boolean as a pool name",
+        {"resourcePools": [{**resource_pools[0], "name": False}, resource_pools[1]]},
+        "determined:resourcePools[0].name: must be a string, not a boolean",
+    ),
+    (
+        "zero storage",
+        {"database": {"storageSize": "0"}},
+        "determined:database.storageSize: '0' must be greater than zero",
+    ),
+    (
+        "zero memory",
+        {"master": {"memory": "0Gi"}},
+        "determined:master.memory: '0Gi' must be greater than zero",
+    ),
+    (
+        "storage class with a space",
+        {"database": {"storageClass": "Standard RWO"}},
+        "determined:database.storageClass: 'Standard RWO' is not a valid Kubernetes name",
+    ),
+    (
+        "registry with a space",
+        {"master": {"imageRegistry": "my registry"}},
+        "determined:master.imageRegistry: 'my registry' is not an image registry or repository path",
+    ),
+    (
+        "registry with upper case path",
+        {"master": {"imageRegistry": "mirror.io/DeterminedAI"}},
+        "determined:master.imageRegistry: 'mirror.io/DeterminedAI' is not an image registry",
+    ),
     (
         "gpu count 2^64",
         {"nodePools": [node_pools[0], {**node_pools[1], "gpu": {"count": 2**64}}]},
         "determined:nodePools[1].gpu.count: must be at most 16",
     ),
-    ("gpu count as boolean", {"nodePools": [node_pools[0], {**node_pools[1], "gpu": {"count": True}}]}, "determined:nodePools[1].gpu.count: must be a whole number, not a boolean"),
-    ("version with a leading zero", {"master": {"version": "0.038.1"}}, "determined:master.version: '0.038.1' is not a release version MAJOR.MINOR.PATCH without leading zeros"),
-    ("retention beyond int32", {"checkpointStorage": {"saveTrialBest": 2**31}}, "determined:checkpointStorage.saveTrialBest: must be at most 2147483647"),
-    ("namespace kube-system", {"namespace": "kube-system"}, "determined:namespace: 'kube-system' belongs to the cluster itself"),
+    (
+        "gpu count as boolean",
+        {"nodePools": [node_pools[0], {**node_pools[1], "gpu": {"count": True}}]},
+        "determined:nodePools[1].gpu.count: must be a whole number, not a boolean",
+    ),
+    (
+        "version with a leading zero",
+        {"master": {"version": "0.038.1"}},
+        "determined:master.version: '0.038.1' is not a release version MAJOR.MINOR.PATCH without leading zeros",
+    ),
+    (
+        "retention beyond int32",
+        {"checkpointStorage": {"saveTrialBest": 2**31}},
+        "determined:checkpointStorage.saveTrialBest: must be at most 2147483647",
+    ),
+    (
+        "namespace kube-system",
+        {"namespace": "kube-system"},
+        "determined:namespace: 'kube-system' belongs to the cluster itself",
+    ),
     (
         "pool namespace default",
         {"resourcePools": [{**resource_pools[0], "namespace": "default"}, resource_pools[1]]},
@@ -481,43 +564,124 @@ BAD_CASES += [
         },
         "determined:resourcePools[1].name: its ResourceQuota would be named 'determined-gpu-a' in 'det-shared'",
     ),
-    ("pod spec containers not a list", {"taskContainerDefaults": {"gpuPodSpec": {"containers": "abc"}}}, "determined:taskContainerDefaults.gpuPodSpec.containers: must be a list"),
-    ("pod spec unknown field", {"taskContainerDefaults": {"cpuPodSpec": {"nodeSelectr": {"a": "b"}}}}, "determined:taskContainerDefaults.cpuPodSpec: unknown field 'nodeSelectr'"),
+    (
+        "pod spec containers not a list",
+        {"taskContainerDefaults": {"gpuPodSpec": {"containers": "abc"}}},
+        "determined:taskContainerDefaults.gpuPodSpec.containers: must be a list",
+    ),
+    (
+        "pod spec unknown field",
+        {"taskContainerDefaults": {"cpuPodSpec": {"nodeSelectr": {"a": "b"}}}},
+        "determined:taskContainerDefaults.cpuPodSpec: unknown field 'nodeSelectr'",
+    ),
     (
         "pod spec container without name",
-        {"resourcePools": [{**resource_pools[0], "podSpec": {"containers": [{"image": "x:1"}]}}, resource_pools[1]]},
+        {
+            "resourcePools": [
+                {**resource_pools[0], "podSpec": {"containers": [{"image": "x:1"}]}},
+                resource_pools[1],
+            ]
+        },
         "determined:resourcePools[0].podSpec.containers[0]: 'name' required",
     ),
     (
         "pod spec in Pod form, wrong type deep inside",
-        {"taskContainerDefaults": {"gpuPodSpec": {"spec": {"containers": [{"name": "c", "env": [{"name": "X", "value": 3}]}]}}}},
+        {
+            "taskContainerDefaults": {
+                "gpuPodSpec": {"spec": {"containers": [{"name": "c", "env": [{"name": "X", "value": 3}]}]}}
+            }
+        },
         "determined:taskContainerDefaults.gpuPodSpec.spec.containers[0].env[0].value: must be a string",
     ),
-    ("pod spec not a mapping", {"taskContainerDefaults": {"gpuPodSpec": ["x"]}}, "determined:taskContainerDefaults.gpuPodSpec: must be a mapping (a Pod or a PodSpec)"),
-    ("pod spec host network", {"taskContainerDefaults": {"cpuPodSpec": {"hostNetwork": True}}}, "determined:taskContainerDefaults.cpuPodSpec.hostNetwork: not allowed: Determined does not run Kubernetes tasks on the host network"),
+    (
+        "pod spec not a mapping",
+        {"taskContainerDefaults": {"gpuPodSpec": ["x"]}},
+        "determined:taskContainerDefaults.gpuPodSpec: must be a mapping (a Pod or a PodSpec)",
+    ),
+    (
+        "pod spec host network",
+        {"taskContainerDefaults": {"cpuPodSpec": {"hostNetwork": True}}},
+        "determined:taskContainerDefaults.cpuPodSpec.hostNetwork: not allowed: Determined does not run Kubernetes tasks on the host network",
+    ),
     (
         "pod spec pod name",
-        {"resourcePools": [{**resource_pools[0], "podSpec": {"metadata": {"name": "mine"}}}, resource_pools[1]]},
+        {
+            "resourcePools": [
+                {**resource_pools[0], "podSpec": {"metadata": {"name": "mine"}}},
+                resource_pools[1],
+            ]
+        },
         "determined:resourcePools[0].podSpec.metadata.name: not allowed: the master names each task pod",
     ),
     (
         "pod spec namespace",
-        {"resourcePools": [{**resource_pools[0], "podSpec": {"metadata": {"namespace": "x"}}}, resource_pools[1]]},
+        {
+            "resourcePools": [
+                {**resource_pools[0], "podSpec": {"metadata": {"namespace": "x"}}},
+                resource_pools[1],
+            ]
+        },
         "determined:resourcePools[0].podSpec.metadata.namespace: not allowed: the master puts each task pod",
     ),
-    ("tls key without tls", {"tls": {"host": "det.example.com"}}, "determined:tls.host: only for tls.mode ingress or master"),
-    ("nodeSelector on a created pool", {"cloud": "eks", "cluster": {"name": "x", "region": "us-east-1"}, "nodePools": [{**node_pools[0], "machineType": "m7i.xlarge"}]}, "determined:nodePools[0].nodeSelector: only for cloud existing"),
-    ("minNodes on an existing pool", {"nodePools": [{**node_pools[0], "minNodes": 1}, node_pools[1]]}, "determined:nodePools[0].minNodes: only for cloud gke or eks"),
-    ("S3 bucket name", {"checkpointStorage": {"type": "s3", "bucket": "My_Bucket"}}, "determined:checkpointStorage.bucket: 'My_Bucket' is not an S3 bucket name"),
-    ("root cert not PEM", {"database": {"mode": "external", "host": "h", "user": "u", "password": "p", "sslRootCert": "abc"}}, "determined:database.sslRootCert: must be a CA certificate in PEM form"),
-    ("empty password", {"database": {"mode": "external", "host": "h", "user": "u", "password": ""}}, "determined:database.password: must not be empty"),
+    (
+        "checkpoint GC pod spec on an old master",
+        {
+            "master": {"version": "0.33.0"},
+            "taskContainerDefaults": {"checkpointGcPodSpec": {"priorityClassName": "x"}},
+        },
+        "determined:taskContainerDefaults.checkpointGcPodSpec: needs master.version 0.34.0 or newer (older masters ignore it)",
+    ),
+    (
+        "tls key without tls",
+        {"tls": {"host": "det.example.com"}},
+        "determined:tls.host: only for tls.mode ingress or master",
+    ),
+    (
+        "nodeSelector on a created pool",
+        {
+            "cloud": "eks",
+            "cluster": {"name": "x", "region": "us-east-1"},
+            "nodePools": [{**node_pools[0], "machineType": "m7i.xlarge"}],
+        },
+        "determined:nodePools[0].nodeSelector: only for cloud existing",
+    ),
+    (
+        "minNodes on an existing pool",
+        {"nodePools": [{**node_pools[0], "minNodes": 1}, node_pools[1]]},
+        "determined:nodePools[0].minNodes: only for cloud gke or eks",
+    ),
+    (
+        "S3 bucket name",
+        {"checkpointStorage": {"type": "s3", "bucket": "My_Bucket"}},
+        "determined:checkpointStorage.bucket: 'My_Bucket' is not an S3 bucket name",
+    ),
+    (
+        "root cert not PEM",
+        {"database": {"mode": "external", "host": "h", "user": "u", "password": "p", "sslRootCert": "abc"}},
+        "determined:database.sslRootCert: must be a CA certificate in PEM form",
+    ),
+    (
+        "empty password",
+        {"database": {"mode": "external", "host": "h", "user": "u", "password": ""}},
+        "determined:database.password: must not be empty",
+    ),
 ]
 
 
 def test_no_message_shows_a_regex_or_a_python_class_name():
     for _, overrides, _ in BAD_CASES:
         for line in problems(raw_config(**overrides)):
-            assert not any(marker in line for marker in ("^", "[a-z", "\\d", "(?", "Config", "Model", "SecretStr", "Annotated")), line
+            assert not any(
+                marker in line
+                for marker in ("^", "[a-z", "\\d", "(?", "Config", "Model", "SecretStr", "Annotated")
+            ), line
+
+
+def test_checkpoint_gc_pod_spec_is_accepted_from_0_34():
+    make_config(
+        master={"version": "0.34.0"},
+        taskContainerDefaults={"checkpointGcPodSpec": {"priorityClassName": "x"}},
+    )
 
 
 def test_a_derived_namespace_never_ends_with_a_dash():
