@@ -13,13 +13,22 @@ DEFAULT_DETERMINED_VERSION = "0.38.1"
 # Kubernetes job-based task launch and RBAC this project grants.
 MIN_DETERMINED_VERSION = (0, 26, 0)
 
-# 0.27.0 and newer: `task_container_defaults.kubernetes.max_slots_per_pod` may be set per
-# resource pool (upstream PR #7923, autumn 2023; the boundary is taken conservatively).
-# Older masters only know the global `resource_manager.max_slots_per_pod`.
-PER_POOL_MAX_SLOTS_SINCE = (0, 27, 0)
+# Version boundaries below are where the master's config structs gain or lose a key
+# (deploy/app/data/master-yaml-keys.json; tests/invariants check each one against it).
 
-# 0.33.0 and newer refuse to start without `security.initial_user_password`.
-INITIAL_PASSWORD_SINCE = (0, 33, 0)
+# 0.26.1 and newer: `task_container_defaults.kubernetes.max_slots_per_pod`, globally and per
+# resource pool (upstream PR #7923); exactly one of it and `resource_manager.max_slots_per_pod`
+# may be set. 0.26.0 only knows the global `resource_manager.max_slots_per_pod`.
+PER_POOL_MAX_SLOTS_SINCE = (0, 26, 1)
+
+# 0.29.0 and newer: `security.initial_user_password` sets the passwords of the built-in
+# `admin` and `determined` users of a new database (older masters refuse the key). Always
+# set where it exists: the chart refuses to install without one, and 0.33+ masters can be
+# switched to refuse blank passwords.
+INITIAL_PASSWORD_SINCE = (0, 29, 0)
+
+# 0.34.0 and newer: `task_container_defaults.checkpoint_gc_pod_spec` (older masters ignore it).
+CHECKPOINT_GC_POD_SPEC_SINCE = (0, 34, 0)
 
 # 0.35.0 removed `resource_pools[].kubernetes_namespace` (namespaces are bound to
 # workspaces instead) and renamed `resource_manager.namespace` to `default_namespace`.

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
 import yaml
 from conftest import make_config
 
-from deploy.app import database
+from deploy.app import database, master_yaml_schema
 from deploy.app import master_yaml as master_config
 from deploy.app.master_yaml import MasterSecrets
 
@@ -45,12 +46,79 @@ def test_older_family_0_34_maps_pools_to_namespaces():
     assert config["security"] == {"initial_user_password": "Init-Pass-1"}
 
 
-def test_masters_before_0_27_get_one_global_slots_value():
+def test_masters_before_0_26_1_get_one_global_slots_value():
     config = build(master={"version": "0.26.0"})
     assert config["resource_manager"]["max_slots_per_pod"] == 4
     assert "task_container_defaults" not in config
     # 0.26 does not know security.initial_user_password and would refuse it.
     assert "security" not in config
+
+
+# Each version boundary of master.yaml, at the boundary and one release below it: what the
+# project writes must follow the master's config structs (deploy/app/data/master-yaml-keys.json).
+
+
+@pytest.mark.parametrize(
+    ("version", "written"),
+    [("0.28.1", False), ("0.29.0", True), ("0.32.1", True), ("0.33.0", True), ("0.38.1", True)],
+)
+def test_initial_user_password_is_written_wherever_the_master_knows_the_key(version, written):
+    config = build(master={"version": version})
+    if written:
+        assert config["security"] == {"initial_user_password": "Init-Pass-1"}
+    else:
+        assert "security" not in config
+
+
+@pytest.mark.parametrize(("version", "per_pool"), [("0.26.0", False), ("0.26.1", True), ("0.27.0", True)])
+def test_slots_per_pod_per_pool_from_0_26_1(version, per_pool):
+    config = build(master={"version": version})
+    rm = config["resource_manager"]
+    pools = {p["pool_name"]: p["task_container_defaults"] for p in config["resource_pools"]}
+    if per_pool:
+        # Exactly one global value, in task_container_defaults; each GPU pool its own.
+        assert "max_slots_per_pod" not in rm
+        assert config["task_container_defaults"]["kubernetes"] == {"max_slots_per_pod": 4}
+        assert pools["a100"]["kubernetes"] == {"max_slots_per_pod": 4}
+    else:
+        assert rm["max_slots_per_pod"] == 4
+        assert all("kubernetes" not in tcd for tcd in pools.values())
+        assert "kubernetes" not in config.get("task_container_defaults", {})
+
+
+@pytest.mark.parametrize(("version", "workspaces"), [("0.34.0", False), ("0.35.0", True)])
+def test_pool_namespaces_until_0_35_then_workspace_bindings(version, workspaces):
+    config = build(master={"version": version})
+    rm = config["resource_manager"]
+    namespaces = [p.get("kubernetes_namespace") for p in config["resource_pools"]]
+    if workspaces:
+        assert rm["default_namespace"] == "determined" and "namespace" not in rm
+        assert namespaces == [None, None]
+    else:
+        assert rm["namespace"] == "determined" and "default_namespace" not in rm
+        assert namespaces == ["det-a100", "det-aux"]
+
+
+@pytest.mark.parametrize(
+    "version", ["0.26.0", "0.26.1", "0.28.1", "0.29.0", "0.32.1", "0.33.0", "0.34.0", "0.35.0", "0.38.1"]
+)
+def test_written_master_yaml_passes_the_masters_own_checks_at_each_boundary(version):
+    config = build(
+        master={"version": version},
+        taskContainerDefaults={"cpuPodSpec": {"priorityClassName": "determined-medium-priority"}},
+    )
+    assert master_yaml_schema.check(config, version) == []
+
+
+def test_checkpoint_gc_pod_spec_is_written_from_0_34():
+    config = build(
+        master={"version": "0.34.0"},
+        taskContainerDefaults={"checkpointGcPodSpec": {"nodeSelector": {"pool": "system"}}},
+    )
+    assert config["task_container_defaults"]["checkpoint_gc_pod_spec"]["spec"]["nodeSelector"] == {
+        "pool": "system"
+    }
+    assert master_yaml_schema.check(config, "0.34.0") == []
 
 
 def test_top_level_keys_follow_the_chart_order():
@@ -160,10 +228,11 @@ def test_cpu_slots():
 
 def test_configured_pod_specs_become_pods_in_task_container_defaults():
     config = build(taskContainerDefaults={"checkpointGcPodSpec": {"nodeSelector": {"pool": "system"}}})
+    # Determined's task container is named, so that the spec is a valid Pod.
     assert config["task_container_defaults"]["checkpoint_gc_pod_spec"] == {
         "apiVersion": "v1",
         "kind": "Pod",
-        "spec": {"nodeSelector": {"pool": "system"}},
+        "spec": {"containers": [{"name": "determined-container"}], "nodeSelector": {"pool": "system"}},
     }
 
 

@@ -7,16 +7,15 @@ import copy
 
 import kubernetes_validate
 import pytest
+import stack_plans
 import yaml
 from conftest import BASE, raw_config
 from planning import plan_for
 
-from plan import runner, stackfile
-
 KUBERNETES_VERSION = "1.33"
 
+# Besides every stack in stacks/ and every fixture stack (stack_plans), these configs.
 VARIANTS = {
-    "local": None,
     "base": raw_config(),
     "external-db-s3-0.34": raw_config(
         master={"version": "0.34.0", "initialUserPassword": "Given-Pass-1"},
@@ -50,13 +49,12 @@ VARIANTS = {
 
 
 def _plan(name):
-    if VARIANTS[name] is None:
-        config, secret_keys = stackfile.load_stack_file(stackfile.stack_path(name))
-        return runner.plan(config, secret_keys, name, policies=[])
-    return plan_for(VARIANTS[name])
+    if name in VARIANTS:
+        return plan_for(VARIANTS[name])
+    return stack_plans.plan(name).result
 
 
-@pytest.fixture(scope="module", params=sorted(VARIANTS))
+@pytest.fixture(scope="module", params=[*sorted(VARIANTS), *stack_plans.NAMES])
 def result(request):
     return _plan(request.param)
 

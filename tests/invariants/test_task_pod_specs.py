@@ -1,0 +1,176 @@
+"""The task pod specs in master.yaml of every stack (stacks/ and fixtures), against the
+configuration the user wrote: each pool's tasks carry the pool's podSpec (CPU and GPU tasks
+alike), stay on the pool's node pool (its node selector, a toleration for each taint), and
+zero-GPU tasks on GPU nodes do not see the GPUs."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import stack_plans
+
+TASK_CONTAINER = "determined-container"
+# CONTRACT: every GPU node pool carries this taint.
+GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+POD_KEYS = {"apiVersion", "kind", "metadata", "spec"}
+
+
+@pytest.fixture(scope="module", params=stack_plans.NAMES)
+def stack(request):
+    return stack_plans.plan(request.param)
+
+
+def as_pod(spec):
+    """A Pod or a bare PodSpec, as a Pod."""
+    return spec if POD_KEYS & set(spec) else {"spec": spec}
+
+
+def contains(actual, wanted):
+    """Whether `actual` carries everything `wanted` says (maps key by key, list items each
+    found in the list, null: the key is gone)."""
+    if isinstance(wanted, dict):
+        return isinstance(actual, dict) and all(
+            (key not in actual) if value is None else (key in actual and contains(actual[key], value))
+            for key, value in wanted.items()
+        )
+    if isinstance(wanted, list):
+        return isinstance(actual, list) and all(any(contains(a, w) for a in actual) for w in wanted)
+    return actual == wanted
+
+
+def pools(stack):
+    """(pool config, its node pool config, its master.yaml entry) of every resource pool."""
+    node_pools = {p["name"]: p for p in stack.raw["nodePools"]}
+    entries = {p["pool_name"]: p for p in stack.master["resource_pools"]}
+    assert set(entries) == {rp["name"] for rp in stack.raw["resourcePools"]}
+    return [(rp, node_pools[rp["nodePool"]], entries[rp["name"]]) for rp in stack.raw["resourcePools"]]
+
+
+def task_specs(entry):
+    tcd = entry["task_container_defaults"]
+    return {key: tcd[key] for key in ("cpu_pod_spec", "gpu_pod_spec")}
+
+
+def task_env(pod):
+    for container in pod["spec"].get("containers", []):
+        if container["name"] == TASK_CONTAINER:
+            return {e["name"]: e.get("value") for e in container.get("env", [])}
+    return {}
+
+
+def test_every_pool_has_cpu_and_gpu_pod_specs(stack):
+    for _, _, entry in pools(stack):
+        for key, pod in task_specs(entry).items():
+            assert pod.get("kind") == "Pod" and pod.get("apiVersion") == "v1", f"{entry['pool_name']}.{key}"
+            assert TASK_CONTAINER in [c["name"] for c in pod["spec"]["containers"]]
+
+
+def node_selector(node_pool):
+    # CONTRACT (existing clusters): nodeSelector, else the pool's labels.
+    return node_pool.get("nodeSelector") or node_pool.get("labels") or {}
+
+
+def without_pinned_keys(pod, node_pool):
+    """A pod spec less the node selector keys the pinning sets (the pinning wins)."""
+    pod = copy.deepcopy(as_pod(pod))
+    spec = pod.get("spec") or {}
+    if spec.get("nodeSelector"):
+        spec["nodeSelector"] = {
+            k: v for k, v in spec["nodeSelector"].items() if k not in node_selector(node_pool)
+        }
+    return pod
+
+
+def test_a_pools_pod_spec_applies_to_its_cpu_and_gpu_tasks(stack):
+    defaults = stack.raw.get("taskContainerDefaults") or {}
+    for rp, node_pool, entry in pools(stack):
+        specs = task_specs(entry)
+        if rp.get("podSpec"):
+            wanted = without_pinned_keys(rp["podSpec"], node_pool)
+            for key, pod in specs.items():
+                assert contains(pod, wanted), f"{stack.name}: pool {rp['name']}'s podSpec is not in its {key}"
+        else:
+            # Nothing to override the task container defaults: they apply as configured.
+            for key, configured in (("cpu_pod_spec", "cpuPodSpec"), ("gpu_pod_spec", "gpuPodSpec")):
+                if defaults.get(configured):
+                    assert contains(specs[key], without_pinned_keys(defaults[configured], node_pool)), (
+                        f"{stack.name}: taskContainerDefaults.{configured} is not in pool {rp['name']}'s {key}"
+                    )
+
+
+def test_tasks_select_the_nodes_of_their_node_pool(stack):
+    for rp, node_pool, entry in pools(stack):
+        selector = node_selector(node_pool)
+        assert selector, f"{stack.name}: node pool {node_pool['name']} has nothing to select it by"
+        for key, pod in task_specs(entry).items():
+            assert selector.items() <= (pod["spec"].get("nodeSelector") or {}).items(), (
+                f"{stack.name}: pool {rp['name']} {key} does not select node pool {node_pool['name']}"
+            )
+
+
+def test_tasks_tolerate_every_taint_of_their_node_pool(stack):
+    for rp, node_pool, entry in pools(stack):
+        taints = ([GPU_TAINT] if node_pool.get("gpu") else []) + list(node_pool.get("taints") or [])
+        for key, pod in task_specs(entry).items():
+            tolerations = pod["spec"].get("tolerations") or []
+            for taint in taints:
+                if taint.get("value"):
+                    wanted = {
+                        "key": taint["key"],
+                        "operator": "Equal",
+                        "value": taint["value"],
+                        "effect": taint["effect"],
+                    }
+                else:
+                    # A taint without a value is tolerated by its key: Exists, no value.
+                    wanted = {"key": taint["key"], "operator": "Exists", "effect": taint["effect"]}
+                matching = [
+                    t
+                    for t in tolerations
+                    if t.get("key") == taint["key"] and t.get("effect") == taint["effect"]
+                ]
+                assert any(t == wanted for t in matching), (
+                    f"{stack.name}: pool {rp['name']} {key}: {matching or 'no toleration'} for taint {taint}, want {wanted}"
+                )
+
+
+def test_zero_gpu_tasks_on_gpu_nodes_do_not_see_the_gpus(stack):
+    for rp, node_pool, entry in pools(stack):
+        specs = task_specs(entry)
+        hidden = task_env(specs["cpu_pod_spec"]).get("NVIDIA_VISIBLE_DEVICES") == "void"
+        assert hidden == bool(node_pool.get("gpu")), f"{stack.name}: pool {rp['name']} cpu_pod_spec"
+        # GPU tasks must see the GPUs the device plugin gives them.
+        assert task_env(specs["gpu_pod_spec"]).get("NVIDIA_VISIBLE_DEVICES") != "void"
+
+
+def test_slots_per_pod_fit_the_gpus_of_each_node(stack):
+    # A multi-pod task takes max_slots_per_pod GPUs per pod: it must divide a node's GPUs.
+    per_pool = {
+        e["pool_name"]: (e["task_container_defaults"].get("kubernetes") or {}).get("max_slots_per_pod")
+        for e in stack.master["resource_pools"]
+    }
+    top = (stack.master.get("task_container_defaults") or {}).get("kubernetes", {}).get("max_slots_per_pod")
+    top = top or stack.master["resource_manager"].get("max_slots_per_pod")
+    for rp, node_pool, _ in pools(stack):
+        if node_pool.get("gpu") and stack.master["resource_manager"].get("slot_type", "cuda") in (
+            "cuda",
+            "gpu",
+        ):
+            count = node_pool["gpu"]["count"]
+            slots = per_pool[rp["name"]] or top
+            assert slots and count % slots == 0, (
+                f"{stack.name}: pool {rp['name']}: {slots} slots per pod on {count}-GPU nodes"
+            )
+
+
+def test_contains_reads_pod_specs_as_intended():
+    pod = {
+        "spec": {
+            "containers": [{"name": "c", "env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]}]
+        }
+    }
+    assert contains(pod, {"spec": {"containers": [{"name": "c", "env": [{"name": "B", "value": "2"}]}]}})
+    assert not contains(pod, {"spec": {"containers": [{"name": "c", "env": [{"name": "B", "value": "3"}]}]}})
+    assert not contains(pod, {"spec": {"volumes": []}})
+    assert contains(pod, {"spec": {"hostNetwork": None}})

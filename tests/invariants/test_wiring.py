@@ -1,0 +1,262 @@
+"""How the objects of every stack (stacks/ and fixtures) fit together: Services reach pods,
+the master reaches its database and its config, tasks reach the master, and the exports
+point at what was deployed."""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+import stack_plans
+import yaml
+from stack_plans import containers, labels_match, master_workload, mounted_files, secret_keys, workloads
+
+from plan.redaction import unwrap
+
+# Where the master reads its configuration (master/cmd/determined-master: defaultConfigPath).
+MASTER_CONFIG_PATH = "/etc/determined/master.yaml"
+
+
+@pytest.fixture(scope="module", params=stack_plans.NAMES)
+def stack(request):
+    return stack_plans.plan(request.param)
+
+
+def selected_pods(stack, service):
+    ns = service["metadata"]["namespace"]
+    return [
+        (obj, template)
+        for obj, template in workloads(stack)
+        if obj["metadata"].get("namespace") == ns
+        and labels_match(service["spec"].get("selector") or {}, template["metadata"].get("labels") or {})
+    ]
+
+
+def targets(template, port):
+    """Whether a Service port's targetPort (a name or a number; default: the port) is a
+    container port of the pod."""
+    target = port.get("targetPort", port["port"])
+    ports = [p for c in containers(template) for p in c.get("ports", [])]
+    if isinstance(target, str):
+        return any(p.get("name") == target for p in ports)
+    return any(p["containerPort"] == target for p in ports)
+
+
+def env_of(container):
+    return {e["name"]: e for e in container.get("env", [])}
+
+
+# --- Services and workloads ---------------------------------------------------------------------
+
+
+def test_every_service_selects_pods_and_targets_their_ports(stack):
+    for svc in stack.manifests("Service"):
+        name = f"{stack.name}: Service {svc['metadata']['name']}"
+        pods = selected_pods(stack, svc)
+        assert pods, f"{name} selects no pods of any workload in its namespace"
+        for port in svc["spec"]["ports"]:
+            for obj, template in pods:
+                assert targets(template, port), (
+                    f"{name} port {port.get('name', port['port'])} targets {port.get('targetPort')!r}, "
+                    f"not a container port of {obj['kind']} {obj['metadata']['name']}"
+                )
+
+
+def test_workload_templates_carry_their_selectors_labels(stack):
+    for obj, template in workloads(stack):
+        selector = obj["spec"].get("selector")
+        if selector is None:
+            continue
+        assert labels_match(selector, template["metadata"].get("labels") or {}), (
+            f"{stack.name}: {obj['kind']} {obj['metadata']['name']}: template labels do not match its selector"
+        )
+
+
+def test_statefulsets_name_their_governing_service(stack):
+    for sts in stack.manifests("StatefulSet"):
+        stack.one("Service", sts["spec"]["serviceName"], sts["metadata"]["namespace"])
+
+
+def test_every_secret_key_reference_names_an_existing_key(stack):
+    for obj, template in workloads(stack):
+        ns = obj["metadata"]["namespace"]
+        for container in containers(template):
+            refs = [
+                e["valueFrom"]["secretKeyRef"]
+                for e in container.get("env", [])
+                if "secretKeyRef" in e.get("valueFrom", {})
+            ]
+            for ref in refs:
+                if ref.get("optional"):
+                    continue
+                secret = stack.one("Secret", ref["name"], ns)
+                assert ref["key"] in secret_keys(secret), (
+                    f"{stack.name}: {obj['metadata']['name']}/{container['name']} reads key {ref['key']!r} "
+                    f"that Secret {ref['name']} does not have ({sorted(secret_keys(secret))})"
+                )
+            for source in container.get("envFrom", []):
+                if "secretRef" in source and not source["secretRef"].get("optional"):
+                    stack.one("Secret", source["secretRef"]["name"], ns)
+
+
+# --- the master and its database -------------------------------------------------------------------
+
+
+def database_config(stack):
+    """The database section as configured, with the contract's defaults."""
+    db = dict(stack.raw.get("database") or {})
+    db.setdefault("mode", "inCluster")
+    return db
+
+
+def test_master_connects_to_the_database_that_is_deployed(stack):
+    db = stack.master["db"]
+    master_ns = master_namespace(stack)
+    configured = database_config(stack)
+    if configured["mode"] == "external":
+        # db.port: a string in the master's struct; an int is cast (see master_yaml_schema).
+        assert (db["host"], str(db["port"]), db["user"], db["name"]) == (
+            configured["host"],
+            str(configured.get("port", 5432)),
+            configured["user"],
+            configured.get("name", "determined"),
+        )
+        assert db.get("ssl_mode") == configured.get("sslMode")
+        assert ("ssl_root_cert" in db) == bool(configured.get("sslRootCert"))
+        assert not any("postgres" in c.get("image", "") for _, t in workloads(stack) for c in containers(t))
+        return
+
+    # In the cluster: the host is the database Service (short name: the master's namespace).
+    name, _, rest = db["host"].partition(".")
+    ns, _, suffix = rest.partition(".")
+    assert suffix in ("", "svc", "svc.cluster.local"), db["host"]
+    svc = stack.one("Service", name, ns or master_ns)
+    ports = [p for p in svc["spec"]["ports"] if str(p["port"]) == str(db["port"])]
+    assert ports, f"{stack.name}: Service {name} does not expose db.port {db['port']}"
+    pods = selected_pods(stack, svc)
+    assert pods, f"{stack.name}: Service {name} selects no database pods"
+    for _, template in pods:
+        assert targets(template, ports[0])
+        (postgres,) = [
+            c
+            for c in template["spec"]["containers"]
+            if any(targets({"spec": {"containers": [c]}}, p) for p in ports)
+        ]
+        env = env_of(postgres)
+        assert env["POSTGRES_USER"].get("value") == db["user"], f"{stack.name}: POSTGRES_USER is not db.user"
+        # The image creates POSTGRES_DB (default: the user's name) on first start.
+        created = env.get("POSTGRES_DB", env["POSTGRES_USER"]).get("value")
+        assert created == db["name"], f"{stack.name}: the database created is not db.name"
+        assert "secretKeyRef" in env["POSTGRES_PASSWORD"].get("valueFrom", {})
+
+
+def test_master_logs_in_with_the_password_the_database_was_initialised_with(stack):
+    if database_config(stack)["mode"] == "external":
+        return
+    # Compared on the unredacted registrations; values are never printed.
+    master_yaml = unwrap(master_config_registration(stack).inputs["stringData"])["master.yaml"]
+    db_password = yaml.safe_load(master_yaml)["db"]["password"]
+    _, template, _ = next(
+        (obj, t, c) for obj, t in workloads(stack) for c in containers(t) if "POSTGRES_PASSWORD" in env_of(c)
+    )
+    postgres = next(c for c in containers(template) if "POSTGRES_PASSWORD" in env_of(c))
+    ref = env_of(postgres)["POSTGRES_PASSWORD"]["valueFrom"]["secretKeyRef"]
+    (secret,) = [
+        r for r in stack.registrations("core/v1:Secret") if r.inputs["metadata"]["name"] == ref["name"]
+    ]
+    assert unwrap(secret.inputs["stringData"])[ref["key"]] == db_password, (
+        f"{stack.name}: master.yaml's db.password is not the database Secret's {ref['key']}"
+    )
+
+
+def master_namespace(stack):
+    obj, _, _ = master_workload(stack)
+    return obj["metadata"]["namespace"]
+
+
+def master_config_registration(stack):
+    obj, template, container = master_workload(stack)
+    _, name, _ = mounted_files(stack, obj["metadata"]["namespace"], template, container)[MASTER_CONFIG_PATH]
+    (reg,) = [
+        r
+        for r in stack.registrations("core/v1:Secret")
+        if r.inputs["metadata"]["name"] == name
+        and r.inputs["metadata"]["namespace"] == obj["metadata"]["namespace"]
+    ]
+    return reg
+
+
+def test_master_reads_its_config_from_the_config_secret(stack):
+    obj, template, container = master_workload(stack)
+    ns = obj["metadata"]["namespace"]
+    args = [*container.get("command", []), *container.get("args", [])]
+    assert not any(a.startswith("--config-file") for a in args), (
+        "the master reads /etc/determined/master.yaml"
+    )
+    files = mounted_files(stack, ns, template, container)
+    assert MASTER_CONFIG_PATH in files, f"{stack.name}: nothing mounts {MASTER_CONFIG_PATH}"
+    kind, name, key = files[MASTER_CONFIG_PATH]
+    assert (kind, key) == ("Secret", "master.yaml"), f"{stack.name}: master.yaml comes from {kind} {name}"
+    # Every other file master.yaml names is mounted too.
+    for path in (
+        stack.master["db"].get("ssl_root_cert"),
+        stack.master.get("security", {}).get("tls", {}).get("cert"),
+        stack.master.get("security", {}).get("tls", {}).get("key"),
+    ):
+        if path:
+            assert path in files, f"{stack.name}: master.yaml names {path}, which no volume provides"
+
+
+def test_master_listens_where_its_service_and_tasks_expect(stack):
+    obj, _, container = master_workload(stack)
+    port = stack.master["port"]
+    assert any(p["containerPort"] == port for p in container.get("ports", [])), (
+        f"{stack.name}: master.yaml port {port} is not a container port of the master"
+    )
+    rm = stack.master["resource_manager"]
+    # The master looks its Service up in the resource manager's namespace and hands tasks
+    # the Service's *first* port (kubernetesrm: getMasterHostAndPort).
+    rm_namespace = rm.get("default_namespace", rm.get("namespace"))
+    assert rm_namespace == obj["metadata"]["namespace"]
+    svc = stack.one("Service", rm["master_service_name"], rm_namespace)
+    assert any(o is obj for o, _ in selected_pods(stack, svc)), (
+        "master_service_name does not select the master"
+    )
+    first = svc["spec"]["ports"][0]
+    target = first.get("targetPort", first["port"])
+    named = {p.get("name"): p["containerPort"] for p in container["ports"]}
+    assert (named.get(target) if isinstance(target, str) else target) == port, (
+        f"{stack.name}: the master Service's first port does not reach master.yaml port {port}"
+    )
+
+
+# --- exports ---------------------------------------------------------------------------------------
+
+
+def master_service(stack):
+    rm = stack.master["resource_manager"]
+    return stack.one("Service", rm["master_service_name"], rm.get("default_namespace", rm.get("namespace")))
+
+
+def test_master_url_is_the_master_service(stack):
+    svc = master_service(stack)
+    meta = svc["metadata"]
+    expected = (
+        f"http://{meta['name']}.{meta['namespace']}.svc.cluster.local:{svc['spec']['ports'][0]['port']}"
+    )
+    assert stack.result.outputs["masterUrl"] == expected
+
+
+def test_port_forward_names_the_master_service(stack):
+    svc = master_service(stack)
+    words = shlex.split(stack.result.outputs["portForward"])
+    assert words[:2] == ["kubectl", "-n"] or "-n" in words
+    assert words[words.index("-n") + 1] == svc["metadata"]["namespace"]
+    assert "port-forward" in words
+    assert f"svc/{svc['metadata']['name']}" in words
+    (mapping,) = [w for w in words if ":" in w]
+    local, remote = mapping.split(":")
+    assert local.isdigit()
+    assert int(remote) in [p["port"] for p in svc["spec"]["ports"]]
+    assert int(remote) == svc["spec"]["ports"][0]["port"]
+    assert stack.result.outputs["namespace"] == svc["metadata"]["namespace"]
