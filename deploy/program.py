@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pulumi
 
-from deploy import config, defaults, platform
+from deploy import config, defaults, platform, versions
 from deploy.app.determined import Determined
 
 
@@ -26,6 +26,10 @@ def main() -> Determined:
         f"{defaults.MASTER_SERVICE_PORT}:{defaults.MASTER_SERVICE_PORT}",
     )
     pulumi.export("resourcePools", {rp.name: rp.namespace_name for rp in cfg.resource_pools})
-    if cfg.master.initial_user_password is None:
+    # Masters older than 0.29 cannot set it: nothing to export there.
+    if (
+        cfg.master.initial_user_password is None
+        and cfg.master.version_tuple >= versions.INITIAL_PASSWORD_SINCE
+    ):
         pulumi.export("initialUserPassword", det.master.initial_user_password)
     return det

@@ -63,7 +63,6 @@ class AzureStorage(Retention):
     type: Literal["azure"]
     container: NonEmpty
     connection_string: Secret
-    prefix: str = ""
 
 
 CheckpointStorageConfig = Annotated[

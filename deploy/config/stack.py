@@ -142,6 +142,7 @@ class StackConfig(ConfigModel):
         _resource_pool_problems(self, add)
         _data_problems(self, add)
         _pod_spec_problems(self, add)
+        _version_problems(self, add)
         node_pool_names = {p.name for p in self.node_pools}
         # Slots derive from the pools' node pools: a dangling reference is reported once.
         if all(rp.node_pool in node_pool_names for rp in self.resource_pools):
@@ -342,16 +343,31 @@ def pod_spec_problems(path: str, spec: dict[str, Any]) -> list[tuple[str, str]]:
     return found
 
 
+def _version_problems(cfg: StackConfig, add: Add) -> None:
+    """Settings the configured master version does not have."""
+    version = cfg.master.version_tuple
+    for key, is_set, since, why in (
+        (
+            "master.initialUserPassword",
+            cfg.master.initial_user_password is not None,
+            versions.INITIAL_PASSWORD_SINCE,
+            "older masters cannot set it; set the admin password after the first login",
+        ),
+        (
+            "taskContainerDefaults.checkpointGcPodSpec",
+            bool(cfg.task_container_defaults.checkpoint_gc_pod_spec),
+            versions.CHECKPOINT_GC_POD_SPEC_SINCE,
+            "older masters ignore it",
+        ),
+    ):
+        if is_set and version < since:
+            add(key, f"needs master.version {'.'.join(map(str, since))} or newer ({why})")
+
+
 def _pod_spec_problems(cfg: StackConfig, add: Add) -> None:
     for path, spec in _pod_specs(cfg):
         for where, message in pod_spec_problems(path, spec):
             add(where, message)
-    since = versions.CHECKPOINT_GC_POD_SPEC_SINCE
-    if cfg.task_container_defaults.checkpoint_gc_pod_spec and cfg.master.version_tuple < since:
-        add(
-            "taskContainerDefaults.checkpointGcPodSpec",
-            f"needs master.version {'.'.join(map(str, since))} or newer (older masters ignore it)",
-        )
 
 
 def _slots_problems(cfg: StackConfig, add: Add) -> None:

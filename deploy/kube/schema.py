@@ -8,9 +8,10 @@ per process: importing this module reads no file.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import json
 from dataclasses import dataclass
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 KUBERNETES_SCHEMA_VERSION = "1.33.0"
@@ -33,7 +34,10 @@ class Field:
 @functools.cache
 def document(filename: str) -> dict[str, Any]:
     """One JSON file of the schema, e.g. "_definitions.json" or "pod-v1.json" (parsed once)."""
-    folder = resources.files("kubernetes_validate") / "kubernetes-json-schema" / _SCHEMA_DIR
+    # find_spec locates the package without importing it (its __init__ loads jsonschema).
+    spec = importlib.util.find_spec("kubernetes_validate")
+    package = Path(next(iter(spec.submodule_search_locations)))
+    folder = package / "kubernetes-json-schema" / _SCHEMA_DIR
     return json.loads((folder / filename).read_text(encoding="utf-8"))
 
 

@@ -632,6 +632,16 @@ BAD_CASES += [
         "determined:taskContainerDefaults.checkpointGcPodSpec: needs master.version 0.34.0 or newer (older masters ignore it)",
     ),
     (
+        "initial password on a master without the key",
+        {"master": {"version": "0.28.1", "initialUserPassword": "Passw0rdOK"}},
+        "determined:master.initialUserPassword: needs master.version 0.29.0 or newer (older masters cannot set it",
+    ),
+    (
+        "azure prefix has no effect",
+        {"checkpointStorage": {"type": "azure", "container": "c", "connectionString": "x", "prefix": "p"}},
+        "determined:checkpointStorage.prefix: only for checkpointStorage.type s3 or gcs",
+    ),
+    (
         "tls key without tls",
         {"tls": {"host": "det.example.com"}},
         "determined:tls.host: only for tls.mode ingress or master",
