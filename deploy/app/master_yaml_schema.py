@@ -52,10 +52,11 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from deploy.kube import validation
+from deploy.kube.schema import KUBERNETES_SCHEMA_VERSION
+
 DATA_FILE = Path(__file__).resolve().parent / "data" / "master-yaml-keys.json"
 
-# The Kubernetes version task pod specs are validated for (as the project's manifests are).
-POD_SCHEMA_VERSION = "1.33"
 
 Version = tuple[int, int, int]
 PodValidator = Callable[[dict[str, Any]], list[tuple[str, str]]]
@@ -126,22 +127,17 @@ def describe_range(ranges: str | None) -> str:
 
 def validate_pod(pod: dict[str, Any]) -> list[tuple[str, str]]:
     """Problems of a task pod spec as (path inside the pod, message): a strict v1 Pod for
-    Kubernetes 1.33 (the first schema error). kubernetes-validate is imported on first use."""
-    import kubernetes_validate
-
-    named = dict(pod)
-    named.setdefault("apiVersion", "v1")
-    named.setdefault("kind", "Pod")
+    the Kubernetes version the project validates against."""
+    named = {"apiVersion": "v1", "kind": "Pod", **pod}
     if (named["apiVersion"], named["kind"]) != ("v1", "Pod"):
         return [("", f"must be a v1 Pod (got apiVersion {named['apiVersion']!r}, kind {named['kind']!r})")]
     metadata = named.get("metadata")
     if metadata is None or isinstance(metadata, dict):
         named["metadata"] = {"name": "task", **(metadata or {})}
-    try:
-        kubernetes_validate.validate(named, POD_SCHEMA_VERSION, strict=True)
-    except kubernetes_validate.ValidationError as exc:
-        return [(_join(*exc.path), f"not a valid Kubernetes {POD_SCHEMA_VERSION} Pod: {exc.message}")]
-    return []
+    return [
+        (_join(*path), f"not a valid Kubernetes {KUBERNETES_SCHEMA_VERSION} Pod: {message}")
+        for path, message in validation.problems(named)
+    ]
 
 
 # --- the walk --------------------------------------------------------------------------------
