@@ -1,16 +1,20 @@
 """The offline plan: run the Pulumi program under mocks and write what it would create.
 
-`run` executes deploy.program.main, the same function `pulumi up` runs, against the
-recording mocks, then writes resources.json, manifests/, master.yaml and policy.json with
-every secret replaced by "[secret]".
+`plan` validates the configuration, replaces its secrets by stand-ins (plan.standins), runs
+deploy.program.main, the same function `pulumi up` runs, against the recording mocks
+(plan.mocks), and turns the registrations into the plan's contents: resources.json,
+manifests/, master.yaml, policy.json and outputs.json, secrets written as "[secret]" and,
+in a first preview, values not known yet as "[unknown until apply]" (plan.redaction).
+`write` puts them into the output directory (plan.output).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
+import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,17 +26,26 @@ from pulumi.runtime import stack as pulumi_stack
 from pulumi.runtime.sync_await import _sync_await
 
 from deploy import config as stack_config
-from plan import policy_check
-from plan.mocks import SECRET, PlanMocks, Recorder, RecordingMonitor, Registration, is_secret
-from plan.stackfile import ENCRYPTED_STAND_IN
+from plan import output, policy_check
+from plan.errors import PlanFailure
+from plan.mocks import PlanMocks, Recorder, RecordingMonitor, Registration
+from plan.redaction import redact
+from plan.standins import Prepared, prepare
 
 PROJECT = stack_config.PROJECT
+
+__all__ = ["PlanResult", "Prepared", "plan", "prepare", "run", "run_program", "summary", "write"]
 
 
 @dataclass
 class PlanResult:
     recorder: Recorder
+    stack: str
+    # What must never reach an output: the stand-ins and the mocks' generated secrets.
     secrets: set[str]
+    preview: bool = False
+    # Stand-in by key path for every secret-by-nature value of the config.
+    stand_ins: dict[tuple[str | int, ...], str] = field(default_factory=dict)
     resources: list[dict[str, Any]] = field(default_factory=list)
     manifests: list[dict[str, Any]] = field(default_factory=list)
     master_yaml: str | None = None
@@ -44,62 +57,27 @@ class PlanResult:
         return [v for v in self.violations if v["level"] == "mandatory"]
 
 
-# --- redaction ---------------------------------------------------------------------------
-
-
-def _mask(value: Any) -> Any:
-    """Keep the shape of a secret value (so manifests stay valid), hide every scalar."""
-    if isinstance(value, dict):
-        return {key: _mask(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_mask(item) for item in value]
-    return SECRET
-
-
-def redact(value: Any, secrets: set[str]) -> Any:
-    """Replace secret-marked values and any known secret string by "[secret]"."""
-    if is_secret(value):
-        return _mask(unwrap(value["value"]))
-    if isinstance(value, dict):
-        return {key: redact(item, secrets) for key, item in value.items()}
-    if isinstance(value, list):
-        return [redact(item, secrets) for item in value]
-    if isinstance(value, str):
-        if value in secrets:
-            return SECRET
-        for secret in secrets:
-            if secret and secret in value:
-                value = value.replace(secret, SECRET)
-    return value
-
-
-def unwrap(value: Any) -> Any:
-    """The plain value inside secret markers (for content the plan redacts itself)."""
-    if is_secret(value):
-        return unwrap(value["value"])
-    if isinstance(value, dict):
-        return {key: unwrap(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [unwrap(item) for item in value]
-    return value
-
-
 # --- running the program ---------------------------------------------------------------
 
 
 def run_program(
-    config: dict[str, str], secret_keys: list[str], stack: str, recorder: Recorder | None = None
+    config: dict[str, str],
+    secret_keys: list[str],
+    stack: str,
+    recorder: Recorder | None = None,
+    preview: bool = False,
 ) -> Recorder:
     """Run the program under recording mocks. Raises ConfigError for a bad config."""
     from deploy import program
 
     recorder = recorder or Recorder()
     # Only the stack file counts: config a shell may carry for real runs is ignored.
-    os.environ.pop("PULUMI_CONFIG", None)
-    mocks = PlanMocks(recorder)
+    for name in [n for n in os.environ if n == "PULUMI_CONFIG" or n.startswith("PULUMI_CONFIG_")]:
+        del os.environ[name]
+    mocks = PlanMocks(recorder, preview=preview)
     pulumi.runtime.set_all_config(config, secret_keys)
     pulumi.runtime.set_mocks(
-        mocks, project=PROJECT, stack=stack, preview=False, monitor=RecordingMonitor(mocks, recorder)
+        mocks, project=PROJECT, stack=stack, preview=preview, monitor=RecordingMonitor(mocks, recorder)
     )
     # set_mocks installs a finished root stack; run the program in a fresh one, as the
     # Pulumi entry point does, so that its exports are recorded.
@@ -116,27 +94,46 @@ def _is_kubernetes_object(reg: Registration) -> bool:
     return reg.custom and reg.type.startswith("kubernetes:") and "helm.sh" not in reg.type
 
 
-def _manifest(reg: Registration, inputs: dict[str, Any]) -> dict[str, Any]:
-    obj = {"apiVersion": inputs["apiVersion"], "kind": inputs["kind"], "metadata": inputs["metadata"]}
+def _manifest(inputs: dict[str, Any]) -> dict[str, Any]:
+    obj = {key: inputs[key] for key in ("apiVersion", "kind", "metadata") if key in inputs}
     obj |= {key: value for key, value in inputs.items() if key not in obj}
     return obj
 
 
-def plan(config: dict[str, str], secret_keys: list[str], stack: str, policies=None) -> PlanResult:
-    """Run the program and turn its registrations into the plan's contents."""
+def _check_known(recorder: Recorder) -> None:
+    """After a simulated apply every value is known: an unknown means a mocked output is
+    missing, and the plan would show a value the real run does not produce."""
+    found = [f"{reg.type} {reg.name}: {path}" for reg in recorder.resources for path in reg.unknowns]
+    found += [f"stack export {path}" for path in recorder.stack_output_unknowns]
+    if found:
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        raise PlanFailure(f"a value is still unknown after the simulated apply: {found[0]}{more}")
+
+
+def run(prepared: Prepared, stack: str, policies=None, preview: bool = False) -> PlanResult:
+    """Run the program on a prepared config and turn its registrations into the plan."""
     from policies.rules import POLICIES
 
-    recorder = run_program(config, secret_keys, stack)
-    cfg = stack_config.load_config(stack_config.read_pulumi_config())
-    secrets = stack_config.secret_values(cfg) | recorder.generated_secrets
-    if secret_keys:
-        secrets.add(ENCRYPTED_STAND_IN)
+    try:
+        recorder = run_program(prepared.config, prepared.secret_keys, stack, preview=preview)
+    except stack_config.ConfigError as exc:
+        # The config passed validation with the user's values: the stand-ins broke a rule.
+        paths = ", ".join(p.path for p in exc.problems)
+        raise PlanFailure(f"the plan's secret stand-ins do not pass validation at {paths}") from None
+    if not preview:
+        _check_known(recorder)
 
-    result = PlanResult(recorder=recorder, secrets=secrets)
+    result = PlanResult(
+        recorder=recorder,
+        stack=stack,
+        secrets=prepared.needles() | recorder.generated_secrets,
+        preview=preview,
+        stand_ins=dict(prepared.stand_ins),
+    )
     checked = []
     # Registration order depends on how outputs resolve; sort for stable, diffable plans.
     for reg in sorted(recorder.resources, key=lambda r: r.urn):
-        inputs = redact(reg.inputs, secrets)
+        inputs = redact(reg.inputs)
         checked.append((reg, inputs))
         result.resources.append(
             {
@@ -150,57 +147,82 @@ def plan(config: dict[str, str], secret_keys: list[str], stack: str, policies=No
             }
         )
         if _is_kubernetes_object(reg):
-            result.manifests.append(_manifest(reg, inputs))
-    result.master_yaml = recorder.deployment.master.config_preview
-    result.outputs = redact(recorder.stack_outputs, secrets)
-    policy_config = {"environment": cfg.environment}
+            result.manifests.append(_manifest(inputs))
+    master = getattr(recorder.deployment, "master", None)
+    result.master_yaml = getattr(master, "config_preview", None)
+    result.outputs = redact(recorder.stack_outputs)
+    policy_config = {"environment": prepared.cfg.environment}
     result.violations = policy_check.evaluate(
         POLICIES if policies is None else policies, checked, policy_config
     )
     return result
 
 
+def plan(
+    config: dict[str, str],
+    secret_keys: Sequence[str],
+    stack: str,
+    policies=None,
+    preview: bool = False,
+) -> PlanResult:
+    """Validate the config (ConfigError), run the program on stand-ins, build the plan."""
+    return run(prepare(config, secret_keys), stack, policies=policies, preview=preview)
+
+
 # --- writing -----------------------------------------------------------------------------
 
 
-def _manifest_file(obj: dict[str, Any]) -> str:
-    meta = obj["metadata"]
-    scope = meta.get("namespace", "cluster")
-    return f"{scope}--{obj['kind'].lower()}--{meta['name']}.yaml"
+def _file_part(value: Any) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", str(value)).strip("_") or "_"
 
 
-def write(result: PlanResult, out: Path) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    manifests_dir = out / "manifests"
-    shutil.rmtree(manifests_dir, ignore_errors=True)
-    manifests_dir.mkdir()
-    (out / "resources.json").write_text(json.dumps(result.resources, indent=2, sort_keys=True) + "\n")
-    for obj in result.manifests:
-        # Sorted keys: apiVersion, kind, metadata first, then the rest in a stable order.
-        (manifests_dir / _manifest_file(obj)).write_text(yaml.safe_dump(obj, sort_keys=True))
-    master_yaml = out / "master.yaml"
+def manifest_files(manifests: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """(file name under manifests/, object), one file per object, names unique."""
+    named: list[tuple[str, dict[str, Any]]] = []
+    taken: set[str] = set()
+    for obj in manifests:
+        meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+        scope = meta.get("namespace", "cluster")
+        kind = str(obj.get("kind", "object")).lower()
+        stem = "--".join(_file_part(p) for p in (scope, kind, meta.get("name") or ""))
+        name, n = f"{stem}.yaml", 1
+        while name in taken:
+            n += 1
+            name = f"{stem}--{n}.yaml"
+        taken.add(name)
+        named.append((name, obj))
+    return named
+
+
+def _text(content: str):
+    return lambda path: path.write_text(content)
+
+
+def contents(result: PlanResult) -> dict[str, Any]:
+    """The plan's files: relative path -> writer."""
+    files = {
+        "resources.json": _text(json.dumps(result.resources, indent=2, sort_keys=True) + "\n"),
+        "policy.json": _text(json.dumps(result.violations, indent=2) + "\n"),
+        "outputs.json": _text(json.dumps(result.outputs, indent=2, sort_keys=True) + "\n"),
+    }
     if result.master_yaml is not None:
-        master_yaml.write_text(result.master_yaml)
-    elif master_yaml.exists():
-        master_yaml.unlink()
-    (out / "policy.json").write_text(json.dumps(result.violations, indent=2) + "\n")
-    (out / "outputs.json").write_text(json.dumps(result.outputs, indent=2, sort_keys=True) + "\n")
-    _assert_no_secret(out, result.secrets)
+        files["master.yaml"] = _text(result.master_yaml)
+    for name, obj in manifest_files(result.manifests):
+        # Sorted keys: apiVersion, kind, metadata first, then the rest in a stable order.
+        files[f"manifests/{name}"] = _text(yaml.safe_dump(obj, sort_keys=True))
+    return files
 
 
-def _assert_no_secret(out: Path, secrets: set[str]) -> None:
-    """Last line of defence: no known secret value may be in any written file."""
-    for path in out.rglob("*"):
-        if path.is_file():
-            text = path.read_text()
-            if any(secret and secret in text for secret in secrets):
-                path.unlink()
-                raise RuntimeError(f"plan output {path} contained a secret value; removed")
+def write(result: PlanResult, out: Path) -> list[str]:
+    """Write the plan into `out` (see plan.output). Returns warnings to show the user."""
+    mode = "preview" if result.preview else "update"
+    return output.write(Path(out), result.stack, mode, contents(result), result.secrets)
 
 
 def summary(result: PlanResult, stack: str, out: Path) -> str:
     counts = Counter(r["type"] for r in result.resources)
-    lines = [f"Plan for stack '{stack}': {len(result.resources)} resources"]
+    mode = " (first preview)" if result.preview else ""
+    lines = [f"Plan for stack '{stack}'{mode}: {len(result.resources)} resources"]
     lines += [f"  {count:4d}  {kind}" for kind, count in sorted(counts.items())]
     mandatory = len(result.mandatory_violations)
     lines.append(

@@ -2,16 +2,47 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
-from conftest import pulumi_config
+from conftest import ROOT, pulumi_config
 
-from plan import runner
+from plan import runner, stackfile
 from plan.runner import PlanResult
 
+FIXTURE_STACKS = ROOT / "tests" / "fixtures" / "stacks"
 
-def plan_for(raw: dict[str, Any], stack: str = "test", secret_keys=(), policies=()) -> PlanResult:
-    return runner.plan(pulumi_config(raw), list(secret_keys), stack, policies=list(policies))
+
+def plan_for(
+    raw: dict[str, Any], stack: str = "test", secret_keys=(), policies=(), preview: bool = False
+) -> PlanResult:
+    return runner.plan(pulumi_config(raw), list(secret_keys), stack, policies=list(policies), preview=preview)
+
+
+def plan_file(path: Path, preview: bool = False, policies=()) -> PlanResult:
+    """Plan a stack file as `python -m plan --config <path>` does."""
+    config, secret_keys = stackfile.load_stack_file(path)
+    return runner.plan(config, secret_keys, stack_name(path), policies=list(policies), preview=preview)
+
+
+def stack_name(path: Path) -> str:
+    return path.name.removeprefix("Pulumi.").rsplit(".", 1)[0]
+
+
+def stack_files() -> Iterator[Path]:
+    """Every stack in stacks/ and every fixture stack (found when the tests are collected)."""
+    yield from sorted(stackfile.STACKS_DIR.glob("Pulumi.*.yaml"))
+    yield from sorted(FIXTURE_STACKS.glob("*.yaml"))
+
+
+def run_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    """`python -m plan ARGS` in a fresh process, as a user runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "plan", *args], cwd=cwd, capture_output=True, text=True, check=False
+    )
 
 
 def by_kind(result: PlanResult, kind: str) -> list[dict[str, Any]]:
@@ -26,3 +57,8 @@ def one(result: PlanResult, kind: str, name: str) -> dict[str, Any]:
 def resource(result: PlanResult, type_suffix: str, name: str) -> dict[str, Any]:
     (match,) = [r for r in result.resources if r["type"].endswith(type_suffix) and r["name"] == name]
     return match
+
+
+def files(out: Path) -> dict[str, bytes]:
+    """Every file of a plan directory by relative path, with its bytes."""
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}

@@ -1,32 +1,39 @@
-"""The offline plan's interface (CONTRACT.md §2): files written, exit codes, secrets."""
+"""The offline plan's interface (CONTRACT.md §2): files written, exit codes, messages.
+
+Exit status: 0 clean, 1 a mandatory policy is violated, 2 a configuration or usage error
+(one line per problem), 3 an internal error (one line; the traceback only with --debug).
+No traceback is ever printed otherwise: every bad input is run as a user runs it."""
 
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
 import sys
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import yaml
 from conftest import ROOT, raw_config
+from planning import files
 from pulumi_policy import EnforcementLevel, ResourceValidationPolicy
 
 import plan.__main__ as cli
-from plan import stackfile
-
-SECRETS = {
-    "master": "Init-User-Pass-7",
-    "db": "Ext-Db-Password-7",
-    "s3": "minio-secret-key-7",
-    "access": "minio-access-key-7",
-}
+from plan.output import MARKER
+from plan.redaction import UNKNOWN
 
 
 def write_stack(tmp_path: Path, raw: dict, name: str = "t") -> Path:
     path = tmp_path / f"Pulumi.{name}.yaml"
     path.write_text(yaml.safe_dump({"config": {f"determined:{k}": v for k, v in raw.items()}}))
     return path
+
+
+# --- what a plan writes --------------------------------------------------------------------
 
 
 def test_default_stack_plan_writes_every_output(tmp_path, capsys):
@@ -39,9 +46,27 @@ def test_default_stack_plan_writes_every_output(tmp_path, capsys):
     assert list((out / "manifests").glob("*.yaml"))
     assert yaml.safe_load((out / "master.yaml").read_text())["port"] == 8081
     assert json.loads((out / "policy.json").read_text()) == []
+    assert json.loads((out / "outputs.json").read_text())["namespace"] == "determined"
+    marker = json.loads((out / MARKER).read_text())
+    assert (marker["stack"], marker["mode"]) == ("local", "update")
+    assert sorted(marker["files"]) == sorted(name for name in files(out) if name != MARKER)
     printed = capsys.readouterr().out
-    assert "Plan for stack 'local'" in printed
+    assert "Plan for stack 'local': " in printed
     assert "kubernetes:apps/v1:Deployment" in printed
+    assert UNKNOWN not in "".join(p.decode() for p in files(out).values())
+
+
+def test_a_first_preview_writes_unknown_values_as_such(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert cli.main(["local", "--out", str(out), "--preview"]) == 0
+    assert "Plan for stack 'local' (first preview): " in capsys.readouterr().out
+    assert json.loads((out / MARKER).read_text())["mode"] == "preview"
+    deployment = yaml.safe_load(
+        (out / "manifests" / "determined--deployment--determined-master.yaml").read_text()
+    )
+    assert deployment["spec"]["template"]["metadata"]["annotations"]["checksum/config"] == UNKNOWN
+    assert f'"checksum/config": "{UNKNOWN}"' in (out / "resources.json").read_text()
+    assert json.loads((out / "outputs.json").read_text())["initialUserPassword"] == "[secret]"
 
 
 def test_config_path_and_stack_name_from_the_file_name(tmp_path):
@@ -51,33 +76,40 @@ def test_config_path_and_stack_name_from_the_file_name(tmp_path):
     assert any("determined-mine" in r["parent"] for r in resources if r["parent"])
 
 
+def test_the_default_out_is_build_plan_stack(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["local"]) == 0
+    assert (tmp_path / "build" / "plan" / "local" / "resources.json").is_file()
+
+
 def test_config_error_exits_2_with_one_line_per_problem(tmp_path, capsys):
     path = write_stack(tmp_path, raw_config(scheduler="preemption", defaultAuxPool="nope"))
     assert cli.main(["--config", str(path), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
+    assert err.splitlines()[0] == f"Configuration errors in {path}:"
     lines = [line.strip() for line in err.splitlines()[1:]]
     assert len(lines) == 2
-    assert lines[0].startswith("determined:scheduler: 'preemption' is not accepted")
+    assert lines[0].startswith("determined:scheduler: ")
+    assert lines[1].startswith("determined:defaultAuxPool: ")
     assert not (tmp_path / "o").exists()
 
 
-def test_config_error_from_the_command_line_has_no_traceback(tmp_path):
-    path = write_stack(tmp_path, raw_config(cloud="aks"))
-    proc = subprocess.run(
-        [sys.executable, "-m", "plan", "--config", str(path), "--out", str(tmp_path / "o")],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
+def test_an_out_holding_the_users_files_is_refused_before_planning(tmp_path, monkeypatch, capsys):
+    from plan import runner
+
+    def never(*args, **kwargs):
+        raise AssertionError("planned before checking --out")
+
+    monkeypatch.setattr(runner, "prepare", never)
+    path = write_stack(tmp_path, raw_config())
+    before = path.read_bytes()
+    assert cli.main(["--config", str(path), "--out", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: --out {tmp_path} holds files the plan did not write (Pulumi.t.yaml); "
+        "give a new or empty directory, or an earlier plan's\n"
     )
-    assert proc.returncode == 2
-    assert "determined:cloud: must be one of 'gke', 'eks' or 'existing' (got 'aks')" in proc.stderr
-    assert "Traceback" not in proc.stderr + proc.stdout
-
-
-def test_missing_stack_file_exits_2(tmp_path, capsys):
-    assert cli.main(["no-such-stack", "--out", str(tmp_path)]) == 2
-    assert "no stack file" in capsys.readouterr().err
+    assert [p.name for p in tmp_path.iterdir()] == ["Pulumi.t.yaml"]
+    assert path.read_bytes() == before
 
 
 def _deny_deployments(level: EnforcementLevel) -> ResourceValidationPolicy:
@@ -102,50 +134,13 @@ def test_policy_violations_decide_the_exit_code(tmp_path, monkeypatch, level, co
     assert violation["resource"].endswith("::determined/determined-master")
 
 
-def test_no_secret_value_appears_in_any_plan_output(tmp_path):
-    raw = raw_config(
-        master={"initialUserPassword": SECRETS["master"]},
-        database={"mode": "external", "host": "pg", "user": "det", "password": SECRETS["db"]},
-        checkpointStorage={
-            "type": "s3",
-            "bucket": "ckpt",
-            "endpointUrl": "http://minio:9000",
-            "accessKey": SECRETS["access"],
-            "secretKey": SECRETS["s3"],
-        },
-    )
-    out = tmp_path / "o"
-    assert cli.main(["--config", str(write_stack(tmp_path, raw)), "--out", str(out)]) == 0
-    files = [p for p in out.rglob("*") if p.is_file()]
-    assert len(files) > 5
-    for path in files:
-        text = path.read_text()
-        for secret in SECRETS.values():
-            assert secret not in text, f"{secret} leaked into {path}"
-    master = yaml.safe_load((out / "master.yaml").read_text())
-    assert master["db"]["password"] == "[secret]"
-    assert master["security"]["initial_user_password"] == "[secret]"
-    assert master["checkpoint_storage"]["secret_key"] == "[secret]"
-    assert master["checkpoint_storage"]["endpoint_url"] == "http://minio:9000"
-
-
-def test_generated_passwords_are_redacted_too(tmp_path):
+def test_generated_passwords_are_redacted(tmp_path):
     out = tmp_path / "o"
     assert cli.main(["local", "--out", str(out)]) == 0
     master = yaml.safe_load((out / "master.yaml").read_text())
     assert master["db"]["password"] == "[secret]"
     assert master["security"]["initial_user_password"] == "[secret]"
     assert "MockSecret" not in "".join(p.read_text() for p in out.rglob("*") if p.is_file())
-
-
-def test_encrypted_stack_values_are_accepted_and_marked_secret(tmp_path):
-    raw = raw_config(master={"initialUserPassword": {"secure": "v1:abcdef"}})
-    config, secret_keys = stackfile.load_stack_file(write_stack(tmp_path, raw))
-    assert secret_keys == ["determined:master"]
-    assert json.loads(config["determined:master"])["initialUserPassword"] == stackfile.ENCRYPTED_STAND_IN
-    out = tmp_path / "o"
-    assert cli.main(["--config", str(tmp_path / "Pulumi.t.yaml"), "--out", str(out)]) == 0
-    assert stackfile.ENCRYPTED_STAND_IN not in (out / "master.yaml").read_text()
 
 
 def test_manifests_keep_whole_numbers_as_integers(tmp_path):
@@ -156,3 +151,318 @@ def test_manifests_keep_whole_numbers_as_integers(tmp_path):
     port = sts["spec"]["template"]["spec"]["containers"][0]["ports"][0]["containerPort"]
     assert port == 5432 and isinstance(port, int)
     assert list(sts)[:3] == ["apiVersion", "kind", "metadata"]
+
+
+# --- internal errors -----------------------------------------------------------------------
+
+
+def test_an_internal_error_is_one_line_naming_it(tmp_path, monkeypatch, capsys):
+    import deploy.program
+
+    def boom():
+        raise RuntimeError("boom\nsecond line")
+
+    monkeypatch.setattr(deploy.program, "main", boom)
+    assert cli.main(["local", "--out", str(tmp_path / "o")]) == 3
+    assert capsys.readouterr().err == (
+        "internal error: RuntimeError: boom second line; rerun with --debug for the traceback\n"
+    )
+    assert cli.main(["local", "--out", str(tmp_path / "o"), "--debug"]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("Traceback (most recent call last):")
+    assert err.endswith("internal error: RuntimeError: boom second line\n")
+    assert not (tmp_path / "o").exists()
+
+
+def test_an_internal_error_while_handling_the_users_values_shows_only_its_type(tmp_path, monkeypatch, capsys):
+    from plan import runner
+
+    def prepare(config, secret_keys):
+        raise ValueError(f"cannot handle {config['determined:master']}")
+
+    monkeypatch.setattr(runner, "prepare", prepare)
+    path = write_stack(tmp_path, raw_config(master={"initialUserPassword": "Real-Init-Pass-1"}))
+    assert cli.main(["--config", str(path), "--out", str(tmp_path / "o")]) == 3
+    assert capsys.readouterr().err == "internal error: ValueError; rerun with --debug for the traceback\n"
+
+
+def test_an_internal_error_quoting_a_real_secret_shows_only_its_type(tmp_path, monkeypatch, capsys):
+    from plan import runner
+
+    def run(prepared, stack, preview=False):
+        raise KeyError(f"lost {prepared.cfg.master.initial_user_password.get_secret_value()}")
+
+    monkeypatch.setattr(runner, "run", run)
+    path = write_stack(tmp_path, raw_config(master={"initialUserPassword": "Real-Init-Pass-1"}))
+    assert cli.main(["--config", str(path), "--out", str(tmp_path / "o")]) == 3
+    assert capsys.readouterr().err == "internal error: KeyError; rerun with --debug for the traceback\n"
+
+
+# --- every bad input, as a user runs it ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Case:
+    args: Callable[[Path], list[str]]
+    code: int
+    # The whole of stderr (a regular expression), or None to check only what is below.
+    stderr: str | None
+    # Text that must appear nowhere in the output (a secret the input holds).
+    hidden: str | None = None
+    # Python run before the command line (`-c`), to break the program on purpose.
+    patch: str = ""
+
+
+def stack(text: str, name: str = "Pulumi.t.yaml") -> Callable[[Path], list[str]]:
+    def args(directory: Path) -> list[str]:
+        (directory / name).write_text(textwrap.dedent(text))
+        return ["--config", name, "--out", "out"]
+
+    return args
+
+
+def stack_bytes(data: bytes) -> Callable[[Path], list[str]]:
+    def args(directory: Path) -> list[str]:
+        (directory / "Pulumi.t.yaml").write_bytes(data)
+        return ["--config", "Pulumi.t.yaml", "--out", "out"]
+
+    return args
+
+
+def valid(out: str = "out") -> Callable[[Path], list[str]]:
+    def args(directory: Path) -> list[str]:
+        write_stack(directory, raw_config(database={"password": "Real-Db-Pass-1"}))
+        (directory / "file").write_text("x")
+        return ["--config", "Pulumi.t.yaml", "--out", out]
+
+    return args
+
+
+ERROR = r"^error: {}\n$"
+BREAK_PROGRAM = """
+import deploy.program
+def main():
+    raise RuntimeError("boom")
+deploy.program.main = main
+"""
+LEAK_SECRET = """
+import deploy.program
+original = deploy.program.main
+def main():
+    import pulumi_kubernetes as k8s
+    from deploy.config import load_config, read_pulumi_config
+    det = original()
+    password = load_config(read_pulumi_config()).database.password.get_secret_value()
+    k8s.core.v1.ConfigMap("leak", metadata={"name": "leak"}, data={"p": password})
+    return det
+deploy.program.main = main
+"""
+MANDATORY_POLICY = """
+import policies.rules
+from pulumi_policy import EnforcementLevel, ResourceValidationPolicy
+def validate(args, report):
+    if args.resource_type == "kubernetes:apps/v1:Deployment":
+        report("no deployments allowed")
+policies.rules.POLICIES = [ResourceValidationPolicy("deny", "d", validate, EnforcementLevel.MANDATORY)]
+"""
+
+CASES: dict[str, Case] = {
+    # Success, a mandatory policy violated.
+    "a valid stack": Case(valid(), 0, r"^$"),
+    "a mandatory policy violated": Case(valid(), 1, r"^$", patch=MANDATORY_POLICY),
+    # Usage errors (argparse prints its usage and one error line).
+    "no arguments": Case(
+        lambda d: [], 2, r"(?s)^usage: .*\npython -m plan: error: one of the arguments .*\n$"
+    ),
+    "an unknown option": Case(
+        lambda d: ["local", "--bogus"], 2, r"(?s)^usage: .*error: unrecognized arguments: --bogus\n$"
+    ),
+    "a stack name and --config": Case(
+        lambda d: ["local", "--config", "x"], 2, r"(?s)^usage: .*not allowed with.*\n$"
+    ),
+    # The stack file.
+    "a missing stack": Case(
+        lambda d: ["nosuch", "--out", "out"],
+        2,
+        ERROR.format(r"no stack file /\S+/stacks/Pulumi\.nosuch\.yaml"),
+    ),
+    "a stack name that is a path": Case(
+        lambda d: ["../x", "--out", "out"], 2, ERROR.format(r"'\.\./x' is not a stack name .*")
+    ),
+    "a missing --config file": Case(
+        lambda d: ["--config", "nope.yaml", "--out", "out"], 2, ERROR.format(r"no stack file nope\.yaml")
+    ),
+    "a directory as --config": Case(
+        lambda d: [(d / "Pulumi.dir.yaml").mkdir(), "--config", "Pulumi.dir.yaml", "--out", "out"][1:],
+        2,
+        ERROR.format(r"Pulumi\.dir\.yaml is a directory, not a stack file"),
+    ),
+    "a binary file": Case(
+        stack_bytes(b"\x7fELF\x02\x01\x01\x00\x00\x00"),
+        2,
+        ERROR.format(r"Pulumi\.t\.yaml is not a text file \(it holds NUL bytes\)"),
+    ),
+    "a file that is not UTF-8": Case(
+        stack_bytes(b"config:\n  determined:cloud: existing\n  determined:x: Sup3r-S\xe9cret\n"),
+        2,
+        ERROR.format(r"Pulumi\.t\.yaml is not UTF-8 text \(an invalid byte on line 3\)"),
+        hidden="Sup3r",
+    ),
+    "a YAML syntax error on a line holding a password": Case(
+        stack("""\
+            config:
+              determined:cloud: existing
+              determined:database: {password: "Sup3r-Secret-1, host: db}
+            """),
+        2,
+        ERROR.format(
+            r"Pulumi\.t\.yaml is not valid YAML at line 4, column 1: found unexpected end of stream"
+        ),
+        hidden="Sup3r",
+    ),
+    "a password YAML reads as a tag": Case(
+        stack("""\
+            config:
+              determined:database:
+                password: !Sup3r-Secret-1
+            """),
+        2,
+        ERROR.format(
+            r"Pulumi\.t\.yaml is not valid YAML at line 3, column 15: could not determine a constructor for the tag"
+        ),
+        hidden="Sup3r",
+    ),
+    "a control character": Case(
+        stack_bytes(b"config:\n  determined:cloud: exi\x01sting\n"),
+        2,
+        ERROR.format(
+            r"Pulumi\.t\.yaml is not valid YAML: a character YAML does not allow at line 2, column 24"
+        ),
+    ),
+    "a top level that is not a mapping": Case(
+        stack("- config\n"),
+        2,
+        ERROR.format(r"Pulumi\.t\.yaml: expected a mapping at the top level \(with a 'config' mapping\)"),
+    ),
+    "a config that is not a mapping": Case(
+        stack("config: [determined:cloud]\n"),
+        2,
+        ERROR.format(r"Pulumi\.t\.yaml: 'config' must be a mapping of '<namespace>:<key>' to values"),
+    ),
+    "a key without its project": Case(
+        stack("config:\n  cloud: existing\n"),
+        2,
+        ERROR.format(
+            r"Pulumi\.t\.yaml: config key 'cloud' is not of the form <namespace>:<key> \(for example determined:cloud\)"
+        ),
+    ),
+    "a key that is not a string": Case(
+        stack("config:\n  1: existing\n"),
+        2,
+        ERROR.format(r"Pulumi\.t\.yaml: config key a int is not of the form <namespace>:<key>"),
+    ),
+    "a value with no JSON form": Case(
+        stack("config:\n  determined:cluster: !!binary aGVsbG8=\n"),
+        2,
+        ERROR.format(r"Pulumi\.t\.yaml: the value of determined:cluster holds YAML that has no JSON form .*"),
+    ),
+    # The configuration (one line per problem after the header).
+    "configuration errors": Case(
+        stack("config:\n  determined:cloud: existing\n  determined:nope: 1\n  determined:scheduler: x\n"),
+        2,
+        r"^Configuration errors in Pulumi\.t\.yaml:\n(  determined:\S+: [^\n]+\n){3,}$",
+    ),
+    "an empty stack file": Case(
+        stack(""), 2, r"^Configuration errors in Pulumi\.t\.yaml:\n(  determined:\S+: [^\n]+\n)+$"
+    ),
+    "a date where a version belongs": Case(
+        stack("config:\n  determined:cloud: existing\n  determined:master: {version: 2024-01-01}\n"),
+        2,
+        r"^Configuration errors in Pulumi\.t\.yaml:\n(  determined:\S+: [^\n]+\n)+$",
+    ),
+    "a password that breaks Determined's rule": Case(
+        stack(
+            "config:\n  determined:cloud: existing\n  determined:master: {initialUserPassword: weakpass}\n"
+        ),
+        2,
+        r"(?m)^  determined:master\.initialUserPassword: does not meet Determined's password rule",
+        hidden="weakpass",
+    ),
+    # The output directory.
+    "--out that is a file": Case(
+        valid(out="file"), 2, ERROR.format(r"--out file is a file, not a directory")
+    ),
+    "--out holding the stack file": Case(
+        valid(out="."),
+        2,
+        ERROR.format(r"--out \. holds files the plan did not write \(Pulumi\.t\.yaml\); .*"),
+    ),
+    # Bugs: one line, exit 3.
+    "an internal error": Case(
+        valid(),
+        3,
+        r"^internal error: RuntimeError: boom; rerun with --debug for the traceback\n$",
+        patch=BREAK_PROGRAM,
+    ),
+    "a secret on its way into an output": Case(
+        valid(),
+        3,
+        ERROR.format(
+            r"a secret value would be written to manifests/cluster--configmap--leak\.yaml; nothing was written"
+        ),
+        patch=LEAK_SECRET,
+        hidden="PlanSecret",
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Every case in a fresh process, all at once, each in a directory of its own."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    started = {}
+    for name, case in CASES.items():
+        directory = tmp_path_factory.mktemp("case")
+        args = case.args(directory)
+        command = [
+            sys.executable,
+            "-c",
+            case.patch + "\nimport sys\nfrom plan.cli import main\nsys.exit(main(sys.argv[1:]))",
+        ]
+        if not case.patch:
+            command = [sys.executable, "-m", "plan"]
+        before = {p.name: p.read_bytes() for p in directory.iterdir() if p.is_file()}
+        process = subprocess.Popen(
+            [*command, *args],
+            cwd=directory,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        started[name] = (directory, before, process)
+    done = {}
+    for name, (directory, before, process) in started.items():
+        stdout, stderr = process.communicate(timeout=120)
+        done[name] = (directory, before, process.returncode, stdout, stderr)
+    return done
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_every_input_gets_its_exit_status_and_message_and_never_a_traceback(runs, name):
+    case = CASES[name]
+    directory, before, code, stdout, stderr = runs[name]
+    assert code == case.code, stderr
+    assert "Traceback" not in stdout + stderr
+    if case.stderr is not None:
+        assert re.search(case.stderr, stderr), stderr
+    if case.hidden:
+        assert case.hidden not in stdout + stderr
+    # The user's files are untouched, whatever happened.
+    assert {p.name: p.read_bytes() for p in directory.iterdir() if p.is_file()} == before
+    if code >= 2:
+        assert not (directory / "out").exists() and stdout == ""
+        assert [p for p in directory.iterdir() if p.name.startswith(".")] == []
+    else:
+        assert (directory / "out" / MARKER).is_file()
+        assert stdout.startswith("Plan for stack 't'")

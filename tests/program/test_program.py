@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import yaml
 from conftest import BASE, pulumi_config, raw_config
-from planning import by_kind, one, plan_for, resource
+from planning import by_kind, one, plan_file, plan_for, resource, stack_files, stack_name
 
-from deploy.config import ConfigError
-from plan import runner, stackfile
+from deploy.config import ConfigError, StackConfig, load_config
+from deploy.versions import INITIAL_PASSWORD_SINCE
+from plan import runner, stackfile, standins
 from plan.mocks import Recorder, is_secret
+from plan.redaction import SECRET, UNKNOWN
 
 
 @pytest.fixture(scope="module")
@@ -138,6 +142,7 @@ def test_config_error_registers_nothing():
 
 def test_in_cluster_database_can_reuse_a_known_password():
     # For reattaching a kept volume whose database was initialised with that password.
+    # The program runs with the plan's stand-in for it, never the value itself.
     result = plan_for(raw_config(database={"password": "Kept-Db-Pass-3"}))
     assert not any(r["type"].startswith("random:") and r["name"] == "db-password" for r in result.resources)
     reg = next(
@@ -146,7 +151,8 @@ def test_in_cluster_database_can_reuse_a_known_password():
         if r.name == "determined/determined-db" and r.type.endswith("Secret")
     )
     assert is_secret(reg.inputs["stringData"])
-    assert reg.inputs["stringData"]["value"] == {"POSTGRES_PASSWORD": "Kept-Db-Pass-3"}
+    stand_in = result.stand_ins[("database", "password")]
+    assert reg.inputs["stringData"]["value"] == {"POSTGRES_PASSWORD": stand_in}
     assert one(result, "Secret", "determined-db")["stringData"] == {"POSTGRES_PASSWORD": "[secret]"}
 
 
@@ -164,3 +170,102 @@ def test_provider_falls_back_to_the_kubernetes_context_setting():
     inputs = resource(result, "pulumi:providers:kubernetes", "existing-cluster")["inputs"]
     assert inputs["context"] == "from-provider-config"
     assert "kubeconfig" not in inputs  # the provider's own default (KUBECONFIG, ~/.kube/config)
+
+
+# --- every stack, as an update and as a first preview ---------------------------------------
+
+STACK_FILES = list(stack_files())
+
+
+def _config_of(path) -> StackConfig:
+    config, _ = stackfile.load_stack_file(path)
+    return load_config(standins.decode(config))
+
+
+def _walk(value, path=""):
+    """(path, scalar) for every scalar of a plain value."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _walk(item, f"{path}.{key}" if path else key)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _walk(item, f"{path}[{index}]")
+    else:
+        yield path, value
+
+
+def _written(result) -> str:
+    return json.dumps([result.resources, result.manifests, result.outputs]) + (result.master_yaml or "")
+
+
+def _generates_passwords(cfg: StackConfig) -> bool:
+    db_password = getattr(cfg.database, "password", None)
+    return cfg.master.initial_user_password is None or (
+        cfg.database.mode == "inCluster" and db_password is None
+    )
+
+
+@pytest.fixture(scope="module", params=STACK_FILES, ids=stack_name)
+def stack_plans(request):
+    """(config, update plan, first-preview plan) of a stack file."""
+    path = request.param
+    return _config_of(path), plan_file(path), plan_file(path, preview=True)
+
+
+def test_every_stack_plans_and_nothing_is_unknown_after_apply(stack_plans):
+    _, update, _ = stack_plans
+    assert update.resources and update.manifests and update.master_yaml
+    assert all(not reg.unknowns for reg in update.recorder.resources)
+    assert not update.recorder.stack_output_unknowns
+    assert UNKNOWN not in _written(update)
+
+
+def test_every_stack_previews_with_the_generated_values_unknown(stack_plans):
+    cfg, update, preview = stack_plans
+    # A preview registers the same resources as the update.
+    assert [r["urn"] for r in preview.resources] == [r["urn"] for r in update.resources]
+    if _generates_passwords(cfg):
+        assert UNKNOWN in _written(preview)
+        checksum = one(preview, "Deployment", "determined-master")["spec"]["template"]["metadata"][
+            "annotations"
+        ]["checksum/config"]
+        assert checksum == UNKNOWN
+    else:
+        # Nothing is computed by a provider: the preview shows what the update shows.
+        assert preview.resources == update.resources
+
+
+def test_no_stand_in_or_generated_secret_reaches_a_plan_of_any_stack(stack_plans):
+    _, update, preview = stack_plans
+    for result in (update, preview):
+        text = _written(result)
+        leaked = [secret for secret in result.secrets if secret in text]
+        assert leaked == []
+
+
+def test_every_stack_exports_what_a_user_needs_next(stack_plans):
+    cfg, update, preview = stack_plans
+    ns = cfg.namespace
+    for result in (update, preview):
+        out = result.outputs
+        assert out["namespace"] == ns
+        assert out["masterUrl"] == f"http://determined-master-service.{ns}.svc.cluster.local:8080"
+        assert out["portForward"] == f"kubectl -n {ns} port-forward svc/determined-master-service 8080:8080"
+        assert out["resourcePools"] == {rp.name: rp.namespace_name for rp in cfg.resource_pools}
+        # Generated only when none is configured, and exported to masters that can set it.
+        if cfg.master.initial_user_password is None and cfg.master.version_tuple >= INITIAL_PASSWORD_SINCE:
+            assert is_secret(result.recorder.stack_outputs["initialUserPassword"])
+            assert out["initialUserPassword"] == SECRET
+        else:
+            assert "initialUserPassword" not in out
+    # After an apply every export is known, and nothing was read from a missing output.
+    for path, value in _walk(update.outputs):
+        assert value is not None and value != UNKNOWN, path
+        assert "None" not in str(value), path
+
+
+def test_config_a_shell_carries_for_real_runs_is_ignored(monkeypatch):
+    monkeypatch.setenv("PULUMI_CONFIG", '{"kubernetes:context": "from-env"}')
+    monkeypatch.setenv("PULUMI_CONFIG_KUBERNETES_CONTEXT", "from-env-var")
+    result = runner.plan(pulumi_config(raw_config()), [], "test", policies=[])
+    assert "context" not in resource(result, "pulumi:providers:kubernetes", "existing-cluster")["inputs"]

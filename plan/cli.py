@@ -1,0 +1,106 @@
+"""python -m plan <stack> | --config <stack yaml> [--out DIR] [--preview] [--debug]
+
+Exit status: 0 clean; 1 a mandatory policy is violated; 2 a configuration or usage error
+(one line per problem, no traceback); 3 an internal error (a bug: one line, the traceback
+only with --debug).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from pathlib import Path
+
+from plan import output, stackfile
+from plan.errors import PlanFailure, UsageError
+
+USAGE_ERROR = 2
+INTERNAL_ERROR = 3
+
+
+def _stack_name(path: Path) -> str:
+    name = path.name
+    if name.startswith("Pulumi.") and name.endswith((".yaml", ".yml")):
+        return name[len("Pulumi.") :].rsplit(".", 1)[0]
+    return path.stem
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m plan", description=__doc__.splitlines()[0])
+    target = parser.add_mutually_exclusive_group(required=True)
+    target.add_argument("stack", nargs="?", help="stack name: stacks/Pulumi.<stack>.yaml")
+    target.add_argument("--config", type=Path, help="path to a stack configuration file")
+    parser.add_argument("--out", type=Path, help="output directory (default build/plan/<stack>)")
+    parser.add_argument(
+        "--preview",
+        action="store_true",
+        help="plan as a first `pulumi preview` sees it: computed values unknown",
+    )
+    parser.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
+    return parser
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def _internal_error(exc: BaseException, secrets: set[str] | None, debug: bool) -> int:
+    """One line naming the error. Its text is shown only when it cannot hold a secret:
+    `secrets` is None while the user's real values are being handled (the text is then
+    left out), else the set of values that must not be shown."""
+    message = _one_line(str(exc))
+    if secrets is None or any(s and s in message for s in secrets):
+        message = ""
+    name = type(exc).__name__
+    shown = f"{name}: {message}" if message else name
+    if debug:
+        traceback.print_exception(exc, file=sys.stderr)
+    hint = "" if debug else "; rerun with --debug for the traceback"
+    print(f"internal error: {shown}{hint}", file=sys.stderr)
+    return INTERNAL_ERROR
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    # None until the config is validated: the real secret values are then known.
+    real_secrets: set[str] | None = None
+    try:
+        if args.config is not None:
+            path = args.config
+            stack = stackfile.check_stack_name(_stack_name(path) or "stack")
+        else:
+            stack = stackfile.check_stack_name(args.stack)
+            path = stackfile.stack_path(stack)
+        out = args.out or Path("build") / "plan" / stack
+        output.check(out)
+        config, secret_keys = stackfile.load_stack_file(path)
+
+        from deploy.config import ConfigError, secret_values
+        from plan import runner
+
+        try:
+            prepared = runner.prepare(config, secret_keys)
+        except ConfigError as exc:
+            print(f"Configuration errors in {path}:", file=sys.stderr)
+            for problem in exc.problems:
+                print(f"  {_one_line(str(problem), 1000)}", file=sys.stderr)
+            return USAGE_ERROR
+        real_secrets = secret_values(prepared.cfg)
+        result = runner.run(prepared, stack, preview=args.preview)
+        for warning in runner.write(result, out):
+            print(f"warning: {warning}", file=sys.stderr)
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return USAGE_ERROR
+    except PlanFailure as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return INTERNAL_ERROR
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        return _internal_error(exc, real_secrets, args.debug)
+    print(runner.summary(result, stack, out))
+    return 1 if result.mandatory_violations else 0

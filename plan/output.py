@@ -1,0 +1,282 @@
+"""Writing a plan: only ever into a directory of its own, whole or not at all.
+
+Everything is written into a fresh temporary directory next to `--out` (same file system),
+checked for secrets, then moved into place in one rename. A failed or concurrent run leaves
+the previous plan whole, and two plans into one `--out` never mix.
+
+The plan recognises its own output by a marker file, `.determined-plan.json`, that lists
+every file it wrote. An existing `--out` is replaced only when every file in it is listed
+in its marker (or it is empty); a directory holding anything else is refused and left
+untouched. The plan never deletes a file it did not write.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+import shutil
+import stat
+import tempfile
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from plan.errors import PlanFailure, UsageError
+
+MARKER = ".determined-plan.json"
+FORMAT = 1
+
+
+class OutputError(UsageError):
+    pass
+
+
+Writer = Callable[[Path], None]
+
+
+def _read_marker(fd: int) -> set[str] | None:
+    """The files the marker in the directory `fd` lists, or None without a valid marker."""
+    try:
+        marker = os.open(MARKER, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=fd)
+    except OSError:
+        return None
+    try:
+        with os.fdopen(marker, "rb") as stream:
+            content = json.loads(stream.read(1 << 22))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(content, dict) or content.get("format") != FORMAT:
+        return None
+    files = content.get("files")
+    if not isinstance(files, list):
+        return None
+    listed = set()
+    for name in files:
+        parts = name.split("/") if isinstance(name, str) else []
+        if not parts or any(p in ("", ".", "..") for p in parts):
+            return None  # not a marker the plan wrote
+        listed.add(name)
+    return listed | {MARKER}
+
+
+def _contents(fd: int) -> tuple[set[str], set[str]]:
+    """(every non-directory entry, every directory) under the directory `fd`, as relative
+    paths. A link is an entry of its own, never followed."""
+    files: set[str] = set()
+    dirs: set[str] = set()
+    for root, subdirs, names, root_fd in os.fwalk(".", dir_fd=fd):
+        rel = Path(root)
+        for name in list(subdirs):
+            if stat.S_ISLNK(os.stat(name, dir_fd=root_fd, follow_symlinks=False).st_mode):
+                subdirs.remove(name)
+                files.add((rel / name).as_posix())
+            else:
+                dirs.add((rel / name).as_posix())
+        files.update((rel / name).as_posix() for name in names)
+    return files, dirs
+
+
+def _inspect(fd: int, out: Path) -> set[str]:
+    files, dirs = _contents(fd)
+    listed = _read_marker(fd) if files or dirs else set()
+    foreign = sorted(files - listed) if listed is not None else sorted(files)
+    # Directories are the plan's only as the parents of files it wrote.
+    parents = {p.as_posix() for name in (listed or ()) for p in Path(name).parents if p != Path(".")}
+    foreign += sorted(dirs - parents)
+    if listed is None or foreign:
+        example = f" ({foreign[0]})" if foreign else ""
+        raise OutputError(
+            f"--out {out} holds files the plan did not write{example}; "
+            "give a new or empty directory, or an earlier plan's"
+        )
+    if not os.access(".", os.W_OK | os.X_OK, dir_fd=fd):
+        raise OutputError(f"--out {out} is not writable")
+    return listed
+
+
+def owned_files(out: Path, attempts: int = 20) -> set[str] | None:
+    """What an existing `out` holds that the plan may replace: None when `out` does not
+    exist, the marker's list otherwise. OutputError when `out` may not be replaced.
+
+    The directory is read through one descriptor; if another run moved it away meanwhile
+    (replacing an earlier plan), what was read is stale and `out` is read again."""
+    for _ in range(attempts):
+        if out.is_symlink():
+            raise OutputError(f"--out {out} is a symbolic link; give the directory itself")
+        try:
+            fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except FileNotFoundError:
+            return None
+        except NotADirectoryError:
+            raise OutputError(f"--out {out} is a file, not a directory") from None
+        except OSError as exc:
+            raise OutputError(f"--out {out} cannot be read ({exc.strerror})") from None
+        try:
+            seen = os.fstat(fd)
+            try:
+                return _inspect(fd, out)
+            except OutputError:
+                if _same(out, seen):
+                    raise
+            except FileNotFoundError:
+                pass  # emptied while being read: read again
+        finally:
+            os.close(fd)
+    raise OutputError(f"--out {out}: other runs kept replacing it; try again")
+
+
+def _same(path: Path, seen: os.stat_result) -> bool:
+    try:
+        now = os.stat(path, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return (now.st_dev, now.st_ino) == (seen.st_dev, seen.st_ino)
+
+
+def marker_files(directory: Path) -> set[str] | None:
+    """The files the marker of `directory` lists (None: no marker the plan wrote)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        return _read_marker(fd)
+    finally:
+        os.close(fd)
+
+
+def check(out: Path) -> None:
+    """Refuse an unusable `--out` before any work is done (OutputError)."""
+    owned_files(out)
+    parent = _existing_ancestor(out.parent)
+    if not parent.is_dir():
+        raise OutputError(f"--out {out}: {parent} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise OutputError(f"--out {out}: cannot write to {parent}")
+
+
+def _existing_ancestor(path: Path) -> Path:
+    path = path.absolute()
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _scan(directory: Path, files: Iterable[str], needles: set[str]) -> None:
+    """Last line of defence: no stand-in or generated secret in any file (PlanFailure)."""
+    pattern = re.compile("|".join(re.escape(n) for n in sorted(needles, key=len, reverse=True) if n))
+    if not pattern.pattern:
+        return
+    for name in sorted(files):
+        text = (directory / name).read_text()
+        if pattern.search(text):
+            raise PlanFailure(f"a secret value would be written to {name}; nothing was written")
+
+
+def _discard(directory: Path, listed: set[str]) -> bool:
+    """Delete the listed files of a directory moved aside, then its emptied directories.
+    True when nothing is left."""
+    root = directory.resolve()
+    for name in listed:
+        path = directory / name
+        # Never through a link: only what is really inside the directory.
+        if path.parent.resolve() == root.joinpath(name).parent and path.is_file() and not path.is_symlink():
+            path.unlink()
+    for root, _, _ in sorted(os.walk(directory), key=lambda entry: -len(entry[0])):
+        try:
+            os.rmdir(root)
+        except OSError:
+            return False
+    return True
+
+
+def write(out: Path, stack: str, mode: str, files: dict[str, Writer], needles: set[str]) -> list[str]:
+    """Write `files` (relative path -> writer) as the plan in `out`. Returns warnings.
+
+    OutputError: `out` may not be used (or cannot be written). PlanFailure: a secret would
+    have been written. Either way, nothing is changed.
+    """
+    check(out)
+    shown, out = out, Path(os.path.abspath(out))
+    parent = out.parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.plan-", dir=parent))
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise OutputError(f"--out {shown}: cannot write to {parent} ({reason})") from None
+    try:
+        for name, writer in files.items():
+            path = staging / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            writer(path)
+        marker = {"format": FORMAT, "stack": stack, "mode": mode, "files": sorted(files)}
+        (staging / MARKER).write_text(json.dumps(marker, indent=2) + "\n")
+        _scan(staging, files, needles)
+        os.chmod(staging, 0o777 & ~_umask())
+        return _move_into_place(staging, out)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise OutputError(f"--out {shown}: cannot write ({reason})") from None
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)  # the plan's own, unfinished
+
+
+def _move_into_place(staging: Path, out: Path, attempts: int = 50) -> list[str]:
+    """Rename `staging` to `out`, moving an earlier plan there aside and deleting its files.
+    Another run may put its plan in place meanwhile: then that one is replaced in turn."""
+    warnings: list[str] = []
+    for _ in range(attempts):
+        if owned_files(out) is None:
+            try:
+                os.rename(staging, out)
+                return warnings
+            except OSError as exc:
+                if exc.errno in (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR, errno.EISDIR):
+                    continue  # another run got there first
+                raise OutputError(f"--out {out}: cannot write ({exc.strerror})") from None
+        holder = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=staging.parent))
+        try:
+            os.rename(out, holder / "plan")
+        except FileNotFoundError:
+            holder.rmdir()
+            continue  # another run moved it away
+        try:
+            os.rename(staging, out)
+        except OSError:
+            try:
+                os.rename(holder / "plan", out)  # put the earlier plan back
+                holder.rmdir()
+                continue
+            except OSError:
+                pass  # another run's plan is in place: the earlier one goes
+            warnings += _discard_aside(holder)
+            continue
+        return warnings + _discard_aside(holder)
+    raise OutputError(f"--out {out}: other runs kept replacing it; try again")
+
+
+def _discard_aside(holder: Path) -> list[str]:
+    """Delete a plan moved aside into `holder`: only the files its marker lists go;
+    anything added since stays, and is reported."""
+    # An empty directory has no marker, and nothing to delete.
+    listed = marker_files(holder / "plan") or set()
+    if not _discard(holder / "plan", listed) or not _rmdir(holder):
+        return [f"kept {holder}: it holds files the plan did not write"]
+    return []
+
+
+def _rmdir(path: Path) -> bool:
+    try:
+        path.rmdir()
+        return True
+    except OSError:
+        return False

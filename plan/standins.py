@@ -1,0 +1,113 @@
+"""The plan never runs the program with the user's secrets.
+
+The configuration is validated with the values the user wrote (so every rule, Determined's
+password rule included, is checked on them); then every value that is secret by nature
+(`deploy.config.secret_fields`) is replaced by a stand-in that meets the same rules and is
+distinctive: "PlanSecret" + a digest of the key path + "0Aa". The program runs with the
+stand-ins only, so the plan's outputs do not depend on the secrets' values, and its last
+check can look for the stand-ins (and the mocks' generated secrets) without false alarms.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from deploy import config as stack_config
+from plan.errors import PlanFailure
+from plan.stackfile import ENCRYPTED_STAND_IN
+
+PROJECT = stack_config.PROJECT
+PREFIX = PROJECT + ":"
+
+SecretPath = tuple[str | int, ...]
+
+
+def stand_in(path: SecretPath) -> str:
+    """The stand-in for the secret at `path`: distinct per path, meets the password rule."""
+    digest = hashlib.sha256(json.dumps(list(path)).encode()).hexdigest()[:10]
+    return f"PlanSecret{digest}0Aa"
+
+
+def key_path(path: SecretPath) -> str:
+    """`("database", "password")` -> "determined:database.password"."""
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else ("." if text else "") + str(part)
+    return PREFIX + text
+
+
+@dataclass
+class Prepared:
+    """A stack's config ready to run: validated, its secrets replaced by stand-ins."""
+
+    config: dict[str, str]
+    secret_keys: list[str]
+    # The validated configuration (from the user's values: it holds the real secrets).
+    cfg: Any = field(repr=False)
+    # Stand-in by key path, e.g. {("database", "password"): "PlanSecret...0Aa"}.
+    stand_ins: dict[SecretPath, str] = field(default_factory=dict)
+
+    def needles(self) -> set[str]:
+        """What must never reach an output: every stand-in and the stand-in for encrypted
+        values, as written and base64-encoded (as a Secret's `data` would hold it)."""
+        values = {*self.stand_ins.values(), ENCRYPTED_STAND_IN}
+        return values | {base64.b64encode(v.encode()).decode() for v in values}
+
+
+def decode(config: Mapping[str, str]) -> dict[str, Any]:
+    """The project's keys (without the prefix), decoded as the program decodes them."""
+    return stack_config.decode_raw({k[len(PREFIX) :]: v for k, v in config.items() if k.startswith(PREFIX)})
+
+
+def _key_in(container: dict[str, Any], key: str) -> str | None:
+    return key if key in container else None
+
+
+def _replace(value: Any, path: SecretPath, replacement: str) -> bool:
+    *parents, last = path
+    for part in parents:
+        if isinstance(part, int):
+            if not isinstance(value, list) or not 0 <= part < len(value):
+                return False
+            value = value[part]
+        else:
+            key = _key_in(value, part) if isinstance(value, dict) else None
+            if key is None:
+                return False
+            value = value[key]
+    if isinstance(last, int):
+        if not isinstance(value, list) or not 0 <= last < len(value):
+            return False
+        value[last] = replacement
+        return True
+    key = _key_in(value, last) if isinstance(value, dict) else None
+    if key is None:
+        return False
+    value[key] = replacement
+    return True
+
+
+def prepare(config: Mapping[str, str], secret_keys: Sequence[str]) -> Prepared:
+    """Validate the config (ConfigError names every problem) and replace its secrets."""
+    decoded = decode(config)
+    cfg = stack_config.load_config(decoded)
+    prepared = Prepared(config=dict(config), secret_keys=list(secret_keys), cfg=cfg)
+    touched: set[str] = set()
+    for path, _ in stack_config.secret_fields(cfg):
+        if not path or isinstance(path[0], int):
+            raise PlanFailure(f"cannot place a stand-in for {key_path(path)}")
+        top = _key_in(decoded, path[0])
+        if top is None or not _replace(decoded, (top, *path[1:]), stand_in(path)):
+            # The value came from somewhere the plan cannot see: refuse to run with it.
+            raise PlanFailure(f"cannot find {key_path(path)} in the stack file to replace it")
+        prepared.stand_ins[path] = stand_in(path)
+        touched.add(top)
+    for top in touched:
+        value = decoded[top]
+        prepared.config[PREFIX + top] = value if isinstance(value, str) else json.dumps(value)
+    return prepared

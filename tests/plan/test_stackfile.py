@@ -1,0 +1,102 @@
+"""Reading stack files as Pulumi does (YAML 1.2 scalars), refusing what it cannot read."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from plan import stackfile
+from plan.stackfile import StackFileError
+
+
+def load(tmp_path, text: str | bytes):
+    path = tmp_path / "Pulumi.t.yaml"
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text)
+    return stackfile.load_stack_file(path)
+
+
+def test_values_reach_the_program_as_pulumi_passes_them(tmp_path):
+    config, secret_keys = load(
+        tmp_path,
+        "config:\n"
+        "  determined:cloud: existing\n"
+        "  determined:master: {version: 0.38.1, telemetry: true, cpu: 2}\n"
+        "  kubernetes:context: kind-det\n",
+    )
+    assert config == {
+        "determined:cloud": "existing",
+        "determined:master": '{"version": "0.38.1", "telemetry": true, "cpu": 2}',
+        # Keys of other namespaces (provider settings) are kept for the program.
+        "kubernetes:context": "kind-det",
+    }
+    assert secret_keys == []
+
+
+def test_dates_and_yaml_1_1_booleans_stay_strings(tmp_path):
+    config, _ = load(
+        tmp_path,
+        "config:\n  determined:cluster: {name: no, tags: {since: 2024-01-01, on: yes, off: False}}\n",
+    )
+    assert json.loads(config["determined:cluster"]) == {
+        "name": "no",
+        "tags": {"since": "2024-01-01", "on": "yes", "off": False},
+    }
+
+
+def test_a_byte_order_mark_and_an_empty_file_are_read(tmp_path):
+    assert load(tmp_path, "\ufeffconfig:\n  determined:cloud: existing\n".encode())[0] == {
+        "determined:cloud": "existing"
+    }
+    assert load(tmp_path, "") == ({}, [])
+    assert load(tmp_path, "config:\n") == ({}, [])
+
+
+def test_encrypted_values_become_the_stand_in_and_mark_their_key(tmp_path):
+    config, secret_keys = load(
+        tmp_path,
+        "config:\n  determined:master:\n    initialUserPassword:\n      secure: v1:abc\n"
+        "  aws:secretKey:\n    secure: v1:def\n",
+    )
+    assert json.loads(config["determined:master"]) == {"initialUserPassword": stackfile.ENCRYPTED_STAND_IN}
+    assert config["aws:secretKey"] == stackfile.ENCRYPTED_STAND_IN
+    assert secret_keys == ["determined:master", "aws:secretKey"]
+
+
+@pytest.mark.parametrize("name", ["local", "prod-1", "a.b_c"])
+def test_stack_names_pulumi_accepts(name):
+    assert stackfile.check_stack_name(name) == name
+
+
+@pytest.mark.parametrize("name", ["", ".", "..", "../x", "a/b", "a b", "x" * 101])
+def test_stack_names_that_are_not(name):
+    with pytest.raises(StackFileError, match="is not a stack name"):
+        stackfile.check_stack_name(name)
+
+
+def test_deep_nesting_is_a_usage_error(tmp_path):
+    with pytest.raises(StackFileError, match="nested too deeply"):
+        load(tmp_path, "config:\n  determined:x: " + "[" * 5000 + "]" * 5000 + "\n")
+
+
+@pytest.mark.parametrize(
+    ("error", "message"),
+    [
+        (PermissionError(13, "Permission denied"), "cannot read {}: permission denied"),
+        (OSError(5, "Input/output error"), "cannot read {}: Input/output error"),
+    ],
+)
+def test_a_file_that_cannot_be_read_is_a_usage_error(tmp_path, monkeypatch, error, message):
+    path = tmp_path / "Pulumi.t.yaml"
+    path.write_text("config: {}\n")
+
+    def read_bytes(self):
+        raise error
+
+    monkeypatch.setattr(type(path), "read_bytes", read_bytes)
+    with pytest.raises(StackFileError) as info:
+        stackfile.load_stack_file(path)
+    assert str(info.value) == message.format(path)
