@@ -13,11 +13,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from deploy import config as stack_config
+from deploy.config.errors import format_path
 from plan.errors import PlanFailure
 from plan.stackfile import ENCRYPTED_STAND_IN
 
@@ -35,10 +36,19 @@ def stand_in(path: SecretPath) -> str:
 
 def key_path(path: SecretPath) -> str:
     """`("database", "password")` -> "determined:database.password"."""
-    text = ""
-    for part in path:
-        text += f"[{part}]" if isinstance(part, int) else ("." if text else "") + str(part)
-    return PREFIX + text
+    return PREFIX + format_path(path)
+
+
+def _paths_of(value: Any, needle: str, path: SecretPath = ()) -> Iterator[SecretPath]:
+    """Where `needle` stands in a decoded config."""
+    if value == needle:
+        yield path
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _paths_of(item, needle, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _paths_of(item, needle, (*path, index))
 
 
 @dataclass
@@ -107,6 +117,18 @@ def prepare(config: Mapping[str, str], secret_keys: Sequence[str]) -> Prepared:
             raise PlanFailure(f"cannot find {key_path(path)} in the stack file to replace it")
         prepared.stand_ins[path] = stand_in(path)
         touched.add(top)
+    encrypted = list(_paths_of(decoded, ENCRYPTED_STAND_IN))
+    if encrypted:
+        # Pulumi hands the program such a value decrypted and unmarked: it would land in
+        # clear wherever the project writes it (state, manifests, master.yaml).
+        raise stack_config.ConfigError(
+            stack_config.Problem(
+                format_path(path),
+                "stored encrypted (secure:), but only passwords, keys and connection strings are kept "
+                "secret by the project, which would write this value in clear; store it in plain text",
+            )
+            for path in encrypted
+        )
     for top in touched:
         value = decoded[top]
         prepared.config[PREFIX + top] = value if isinstance(value, str) else json.dumps(value)

@@ -211,3 +211,15 @@ def test_the_plans_own_result_names_what_must_never_be_written():
     assert result.recorder.generated_secrets <= result.secrets
     assert "Real-Db-Pass-1" not in result.secrets  # never entered the run
     assert runner.PlanResult is type(result)
+
+
+def test_an_encrypted_value_that_is_not_a_secret_by_nature_is_refused(tmp_path, capsys):
+    # Pulumi hands it over decrypted and unmarked: the project would write it in clear.
+    raw = raw_config(
+        database={"mode": "external", "host": {"secure": "v1:aaa"}, "user": "u", "password": "p"}
+    )
+    path = write_stack(tmp_path, raw)
+    assert cli.main(["--config", str(path), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "determined:database.host: stored encrypted (secure:), but only passwords, keys and" in err
+    assert "Traceback" not in err and not (tmp_path / "o").exists()
