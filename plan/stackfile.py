@@ -64,9 +64,16 @@ _Loader.add_implicit_resolver(
 )
 
 
+# What YAML quotes that is its own syntax, not the file's text: one punctuation character
+# (',', '}', ':'), or a marker such as '<stream end>'.
+_SYNTAX_TOKEN = re.compile(r"'([^\w\s]|<[a-z ]+>)'")
+
+
 def _scrub(problem: str) -> str:
-    """A YAML problem without anything it quotes from the file (tags, characters, names)."""
-    text = re.sub(r"'[^']*'|\"[^\"]*\"", "", problem.splitlines()[0] if problem else "")
+    """A YAML problem without anything it quotes from the file (tags, characters, names);
+    quoted syntax tokens stay, so "expected ',' or '}'" still reads."""
+    text = problem.splitlines()[0] if problem else ""
+    text = re.sub(r"'[^']*'|\"[^\"]*\"", lambda m: m[0] if _SYNTAX_TOKEN.fullmatch(m[0]) else "", text)
     return re.sub(r"\s+", " ", text).strip(" ,:") or "syntax error"
 
 

@@ -320,6 +320,18 @@ CASES: dict[str, Case] = {
         ),
         hidden="Sup3r",
     ),
+    "an unclosed flow mapping holding a password": Case(
+        stack("""\
+            config:
+              determined:cloud: existing
+              determined:database: {password: Sup3r-Secret-1
+            """),
+        2,
+        ERROR.format(
+            r"Pulumi\.t\.yaml is not valid YAML at line 4, column 1: expected ',' or '}', but got '<stream end>'"
+        ),
+        hidden="Sup3r",
+    ),
     "a password YAML reads as a tag": Case(
         stack("""\
             config:
