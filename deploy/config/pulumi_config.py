@@ -57,7 +57,7 @@ def load_config(raw: Mapping[str, Any]) -> StackConfig:
             cfg = _ADAPTER.validate_python({k: v for k, v in raw.items() if k not in broken})
         except ValidationError:
             raise ConfigError(problems) from None
-        problems += [p for p in cfg.problems() if _top_key(p) not in broken]
+        problems += cfg.problems(unreliable=broken)
         raise ConfigError(problems) from None
     problems = cfg.problems()
     if problems:

@@ -6,24 +6,67 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, field_validator
 
-from deploy import kube
+from deploy import defaults, kube
 from deploy.config.base import ConfigModel
 from deploy.config.syntax import DnsLabel, NonEmpty, Quantity, pattern_check, whole_number
 
-_POD_KEYS = {"apiVersion", "kind", "metadata", "spec"}
+POD_KEYS = {"apiVersion", "kind", "metadata", "spec"}
 
 
 def pod_form_problem(value: Any) -> str | None:
     """A pod spec is given either as a Pod (apiVersion/kind/metadata/spec) or as its spec."""
     if not isinstance(value, dict):
         return "must be a mapping (a Pod or a PodSpec)"
-    if _POD_KEYS & value.keys():
-        extra = sorted(set(value) - _POD_KEYS)
+    if POD_KEYS & value.keys():
+        extra = sorted(set(value) - POD_KEYS)
         if extra:
             return f"unexpected keys {', '.join(extra)} in a Pod (allowed: apiVersion, kind, metadata, spec)"
         if value.get("kind", "Pod") != "Pod" or value.get("apiVersion", "v1") != "v1":
             return "must be a v1 Pod (apiVersion: v1, kind: Pod)"
     return None
+
+
+# What the master refuses in a task pod spec (master/pkg/model/environment_config.go,
+# validatePodSpec, the same from 0.26.0 to 0.38.1): it names and places task pods, and
+# owns these fields of its task container.
+_OWNED_POD_FIELDS = {
+    ("metadata", "name"): "the master names each task pod",
+    ("metadata", "namespace"): "the master puts each task pod in its pool's namespace (or its workspace's)",
+    ("spec", "hostNetwork"): "Determined does not run Kubernetes tasks on the host network",
+}
+_OWNED_CONTAINER_FIELDS = (
+    "image",
+    "command",
+    "args",
+    "workingDir",
+    "ports",
+    "livenessProbe",
+    "readinessProbe",
+    "startupProbe",
+    "lifecycle",
+    "terminationMessagePath",
+    "terminationMessagePolicy",
+    "imagePullPolicy",
+)
+
+
+def determined_owned(pod: dict[str, Any]) -> list[tuple[tuple[str | int, ...], str]]:
+    """(path, reason) for each field of a task Pod that Determined sets itself and so
+    refuses: the master will not start with such a pod spec."""
+    found: list[tuple[tuple[str | int, ...], str]] = []
+    for (section, name), reason in _OWNED_POD_FIELDS.items():
+        part = pod.get(section)
+        if isinstance(part, dict) and part.get(name):
+            found.append(((section, name), reason))
+    spec = pod.get("spec")
+    containers = spec.get("containers") if isinstance(spec, dict) else None
+    for i, container in enumerate(containers if isinstance(containers, list) else []):
+        if isinstance(container, dict) and container.get("name") == defaults.TASK_CONTAINER:
+            for name in _OWNED_CONTAINER_FIELDS:
+                if container.get(name):
+                    reason = f"Determined sets the {name} of its task container ({defaults.TASK_CONTAINER})"
+                    found.append((("spec", "containers", i, name), reason))
+    return found
 
 
 def _pod(value: Any) -> dict[str, Any]:

@@ -29,14 +29,16 @@ from deploy.config.errors import Problem, format_path
 from deploy.config.master import MasterConfig
 from deploy.config.node_pools import CloudNodePool, ExistingNodePool, NodePool
 from deploy.config.resource_pools import (
+    POD_KEYS,
     ResourcePoolConfig,
     SlotsConfig,
     TaskContainerDefaultsConfig,
+    determined_owned,
     pod_form_problem,
 )
-from deploy.config.syntax import DnsLabel, NonEmpty, dns_label_problem
+from deploy.config.syntax import DnsLabel, NonEmpty, dns_label_problem, quantity_value
 from deploy.config.tls import NoTls, TlsConfig
-from deploy.kube import validation
+from deploy.kube import strategic_merge, validation
 
 
 def _refuse_coscheduler(value: Any) -> Any:
@@ -131,23 +133,19 @@ class StackConfig(ConfigModel):
 
     # --- rules across sections ------------------------------------------------------
 
-    def problems(self) -> list[Problem]:
+    def problems(self, unreliable: Iterable[str] = ()) -> list[Problem]:
+        """Problems across sections. `unreliable`: top-level keys that failed validation
+        and stand at their defaults here; rules that read them are skipped, so that no
+        rule judges the other keys against a value the user did not write."""
         found: list[Problem] = []
 
         def add(path: str, message: str) -> None:
             found.append(Problem(path, message))
 
-        _node_pool_problems(self, add)
-        _namespace_problems(self, add)
-        _resource_pool_problems(self, add)
-        _data_problems(self, add)
-        _pod_spec_problems(self, add)
-        _version_problems(self, add)
-        node_pool_names = {p.name for p in self.node_pools}
-        # Slots derive from the pools' node pools: a dangling reference is reported once.
-        if all(rp.node_pool in node_pool_names for rp in self.resource_pools):
-            _slots_problems(self, add)
-        _not_supported_yet(self, add)
+        skip = set(unreliable)
+        for rule, reads in _RULES:
+            if not reads & skip:
+                rule(self, add)
         return found
 
 
@@ -298,15 +296,6 @@ def _data_problems(cfg: StackConfig, add: Add) -> None:
         )
 
 
-# Fields of a task pod that Determined sets itself: a value here would be overwritten or
-# refused when the master launches the task.
-_DETERMINED_OWNS = {
-    ("metadata", "name"): "the master names each task pod",
-    ("metadata", "namespace"): "the master puts each task pod in its pool's namespace (or its workspace's)",
-    ("spec", "hostNetwork"): "Determined does not run Kubernetes tasks on the host network",
-}
-
-
 def _pod_specs(cfg: StackConfig) -> Iterable[tuple[str, dict[str, Any]]]:
     tcd = cfg.task_container_defaults
     for key, spec in (
@@ -319,27 +308,63 @@ def _pod_specs(cfg: StackConfig) -> Iterable[tuple[str, dict[str, Any]]]:
         yield f"resourcePools[{i}].podSpec", rp.pod_spec
 
 
+def _without_directives(value: Any) -> Any:
+    """A pod spec without strategic-merge directives (`$patch`, `$retainKeys`, ...), which
+    the merge understands and the Kubernetes schema does not."""
+    if isinstance(value, dict):
+        return {k: _without_directives(v) for k, v in value.items() if not str(k).startswith("$")}
+    if isinstance(value, list):
+        return [_without_directives(v) for v in value if not (isinstance(v, dict) and "$patch" in v)]
+    return value
+
+
+def _quantity_problems(pod: dict[str, Any]) -> Iterable[tuple[tuple[str | int, ...], str]]:
+    """Resource amounts the Kubernetes JSON schema lets through but the API server (and the
+    master, which decodes them as quantities) refuses."""
+    spec = pod.get("spec") or {}
+    for kind in ("containers", "initContainers"):
+        for i, container in enumerate(spec.get(kind) or []):
+            resources = container.get("resources") if isinstance(container, dict) else None
+            for section in ("limits", "requests"):
+                amounts = (resources or {}).get(section) if isinstance(resources, dict) else None
+                for name, amount in (amounts or {}).items() if isinstance(amounts, dict) else ():
+                    if isinstance(amount, str):
+                        try:
+                            quantity_value(amount)
+                        except ValueError:
+                            where = ("spec", kind, i, "resources", section, name)
+                            yield where, "is not a Kubernetes quantity (examples: '2', '500m', '8Gi')"
+
+
 def pod_spec_problems(path: str, spec: dict[str, Any]) -> list[tuple[str, str]]:
-    """(key path, message) for a pod spec as written: the Kubernetes Pod schema, and the
-    fields Determined sets itself."""
+    """(key path, message) for a pod spec as written: the Kubernetes Pod schema, the fields
+    Determined sets itself, resource quantities, and whether it merges over the defaults."""
     if not spec or pod_form_problem(spec):
         return []
-    is_pod = "spec" in spec or "metadata" in spec or "kind" in spec or "apiVersion" in spec
+    is_pod = bool(POD_KEYS & spec.keys())
     pod = spec if is_pod else {"spec": spec}
-    found = []
-    for (section, name), reason in _DETERMINED_OWNS.items():
-        if name in (pod.get(section) or {}):
-            where = (section, name) if is_pod else (name,)
-            found.append((format_path([path, *where]), f"not allowed: {reason}"))
-    # The schema requires what a partial spec leaves to the defaults (a pod name, the
-    # task container): fill those in, check, and report paths as the user wrote them.
-    metadata = {"name": "task", **(pod.get("metadata") or {})}
-    body = {"containers": [{"name": defaults.TASK_CONTAINER}], **(pod.get("spec") or {})}
-    full = {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": body}
-    for where, message in validation.problems(full):
+
+    def at(where: tuple[str | int, ...]) -> str:
+        # Paths as the user wrote them: a bare PodSpec has no leading "spec".
         if not is_pod and where[:1] == ("spec",):
             where = where[1:]
-        found.append((format_path([path, *where]) if where else path, message))
+        return format_path([path, *where])
+
+    found = [(at(where), f"not allowed: {reason}") for where, reason in determined_owned(pod)]
+    found += [(at(where), message) for where, message in _quantity_problems(pod)]
+    # The schema requires what a partial spec leaves to the defaults (the task container):
+    # fill it in, check, and report paths as the user wrote them.
+    plain = _without_directives(pod)
+    body = {"containers": [{"name": defaults.TASK_CONTAINER}], **(plain.get("spec") or {})}
+    full = {"apiVersion": "v1", "kind": "Pod", **plain, "spec": body}
+    found += [
+        (at(where) if where else path, message) for where, message in validation.template_problems(full)
+    ]
+    if not found:
+        try:
+            strategic_merge.merge_pods({"spec": body}, pod)
+        except ValueError as exc:
+            found.append((path, f"cannot be merged over the defaults: {exc}"))
     return found
 
 
@@ -407,3 +432,23 @@ def _not_supported_yet(cfg: StackConfig, add: Add) -> None:
         add("gpuOperator.enabled", "installing the GPU operator is not supported yet; set false")
     if cfg.scheduler == "kueue":
         add("scheduler", "kueue is not supported yet; use default")
+
+
+def _slots_if_pools_resolve(cfg: StackConfig, add: Add) -> None:
+    # Slots derive from the pools' node pools: a dangling reference is reported once.
+    names = {p.name for p in cfg.node_pools}
+    if all(rp.node_pool in names for rp in cfg.resource_pools):
+        _slots_problems(cfg, add)
+
+
+# Each cross-section rule with the top-level keys it reads.
+_RULES: list[tuple[Callable[[StackConfig, Add], None], set[str]]] = [
+    (_node_pool_problems, {"nodePools"}),
+    (_namespace_problems, {"namespace", "resourcePools"}),
+    (_resource_pool_problems, {"nodePools", "resourcePools", "defaultComputePool", "defaultAuxPool"}),
+    (_data_problems, {"cloud", "environment", "allowDataDeletion", "database", "checkpointStorage"}),
+    (_pod_spec_problems, {"taskContainerDefaults", "resourcePools"}),
+    (_version_problems, {"master", "taskContainerDefaults"}),
+    (_slots_if_pools_resolve, {"slots", "nodePools", "resourcePools"}),
+    (_not_supported_yet, {"cloud", "database", "tls", "gpuOperator", "scheduler"}),
+]

@@ -36,8 +36,9 @@ Directives (never in the result):
 - `$deleteFromPrimitiveList/<field>: [...]` removes those values from a list of scalars;
 - `$setElementOrder/<field>: [...]` orders the merged list (merge-key maps or scalars).
 Any other `$` key or `$patch` value raises ValueError, as do merge-list items without their
-merge key. Where the base lacks a value, overlay directives apply to nothing (kubectl copies
-the overlay there after dropping every map with a `$patch`, even `"replace"`).
+merge key (messages never quote a value: pod specs may carry credentials). Where the base
+lacks a value, overlay directives apply to nothing (kubectl copies the overlay there after
+dropping every map with a `$patch`, even `"replace"`).
 """
 
 from __future__ import annotations
@@ -95,7 +96,7 @@ def _merge_map(
     if directive == "delete":
         return {}
     if directive is not _MISSING:
-        raise ValueError(f"unsupported strategic merge patch directive {_PATCH}: {directive!r}")
+        raise ValueError(f"unsupported strategic merge patch directive {_PATCH} (only replace and delete)")
 
     keep = patch.get(_RETAIN_KEYS, _MISSING)
     if keep is _MISSING and retain:
@@ -112,7 +113,7 @@ def _merge_map(
         if key.startswith(_DELETE_FROM):
             name = key.removeprefix(_DELETE_FROM)
             if not isinstance(value, list):
-                raise ValueError(f"{key} must be a list, not {value!r}")
+                raise ValueError(f"{key} must be a list")
             if isinstance(base.get(name), list):
                 base[name] = [item for item in base[name] if item not in value]
             continue
@@ -137,10 +138,10 @@ def _merge_map(
 def _retain(base: dict[str, Any], patch: dict[str, Any], keep: Any) -> dict[str, Any]:
     """`$retainKeys`: only the listed keys of the base survive; the patch may set no other."""
     if not isinstance(keep, list) or not all(isinstance(k, str) for k in keep):
-        raise ValueError(f"{_RETAIN_KEYS} must be a list of field names, not {keep!r}")
+        raise ValueError(f"{_RETAIN_KEYS} must be a list of field names")
     unlisted = [k for k, v in patch.items() if v is not None and not k.startswith("$") and k not in keep]
     if unlisted:
-        raise ValueError(f"{_RETAIN_KEYS} {keep!r} does not list {unlisted!r}, which the patch sets")
+        raise ValueError(f"{_RETAIN_KEYS} does not list {unlisted!r}, which the patch sets")
     return {k: v for k, v in base.items() if k in keep}
 
 
@@ -185,17 +186,19 @@ def _merge_list(base: list[Any], patch: list[Any], field: Field | None) -> list[
             replace = True
         elif directive == "delete" and merging and key:
             if key not in item:
-                raise ValueError(f"{_PATCH}: delete item {item!r} has no merge key {key!r}")
+                raise ValueError(f"a {_PATCH}: delete item has no merge key {key!r}")
             deleted.append(item[key])
         else:
-            raise ValueError(f"unsupported strategic merge patch list item {item!r}")
+            raise ValueError(
+                "unsupported strategic merge patch list item (only $patch: replace or delete)"
+            )
 
     if replace:
         return [_fresh(item, item_definition) for item in items]
 
     if not key:  # a set of scalars: the union
         if any(isinstance(item, dict | list) for item in base + items):
-            raise ValueError(f"cannot merge lists of maps without a merge key: {patch!r}")
+            raise ValueError("cannot merge lists of maps without a merge key")
         merged = []
         for item in base + items:
             if item not in merged:
@@ -204,7 +207,7 @@ def _merge_list(base: list[Any], patch: list[Any], field: Field | None) -> list[
 
     for item in base + items:
         if not isinstance(item, dict) or key not in item:
-            raise ValueError(f"list item {item!r} has no merge key {key!r}")
+            raise ValueError(f"a list item has no merge key {key!r}")
     base = [item for item in base if item[key] not in deleted]
     merged = list(base)
     for item in items:
@@ -242,12 +245,12 @@ def _set_order(merged: list[Any], order: Any, original: Any, patch: Any, field: 
     `_order`. Maps are listed by their merge key (`{key: value}`), scalars as themselves."""
     key = field.patch_merge_key if field else None
     if not isinstance(order, list) or (key and not all(isinstance(o, dict) and key in o for o in order)):
-        raise ValueError(f"$setElementOrder list {order!r} must list items by merge key {key!r}")
+        raise ValueError(f"a $setElementOrder list must list items by merge key {key!r}")
     ident: Callable[[Any], Any] = (lambda item: item.get(key)) if key else (lambda item: item)
     listed = [ident(o) for o in order]
     # As in kubectl: the overlay's own items must appear in the order list, in its order.
     named = [ident(item) for item in patch or [] if not (isinstance(item, dict) and _PATCH in item)]
     remaining = iter(listed)
     if not all(name in remaining for name in named):  # a subsequence of the order list
-        raise ValueError(f"list {named!r} does not follow its $setElementOrder {listed!r}")
+        raise ValueError("a list does not follow its $setElementOrder")
     return _order(merged, order, original if isinstance(original, list) else [], ident)

@@ -52,3 +52,12 @@ def problems(obj: dict[str, Any]) -> Iterator[tuple[tuple[str | int, ...], str]]
     validator = _validator(obj["kind"], group_version)
     for error in sorted(validator.iter_errors(obj), key=lambda e: list(map(str, e.absolute_path))):
         yield tuple(error.absolute_path), _message(error)
+
+
+def template_problems(pod: dict[str, Any]) -> list[tuple[tuple[str | int, ...], str]]:
+    """`problems` of a Pod used as a template (Determined's task pod specs): the name the
+    schema requires is given only when a pod is made from it."""
+    metadata = pod.get("metadata")
+    if metadata is None or isinstance(metadata, dict):
+        pod = {**pod, "metadata": {"name": "template", **(metadata or {})}}
+    return list(problems(pod))

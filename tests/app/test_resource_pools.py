@@ -101,17 +101,16 @@ def test_pool_tolerations_are_kept_beside_the_pinning_ones():
 
 
 def test_a_pool_command_replaces_the_default_one():
-    tcd = {"cpuPodSpec": {"containers": [{"name": "determined-container", "args": ["--a", "--b"]}]}}
+    # command is an atomic list: the pool's replaces the default's; other fields stay.
+    prep = {"name": "prep", "image": "busybox:1.36", "command": ["sh", "-c", "a"]}
+    tcd = {"cpuPodSpec": {"initContainers": [prep]}}
     pools = [
         BASE["resourcePools"][0],
-        {
-            **BASE["resourcePools"][1],
-            "podSpec": {"containers": [{"name": "determined-container", "args": ["--c"]}]},
-        },
+        {**BASE["resourcePools"][1], "podSpec": {"initContainers": [{"name": "prep", "command": ["b"]}]}},
     ]
     cfg = make_config(taskContainerDefaults=tcd, resourcePools=pools)
     spec = resource_pools.pool_pod_specs(cfg, pool(cfg, "aux"))["cpu_pod_spec"]["spec"]
-    assert spec["containers"] == [{"name": "determined-container", "args": ["--c"]}]
+    assert spec["initContainers"] == [{"name": "prep", "image": "busybox:1.36", "command": ["b"]}]
 
 
 def test_master_pools_carry_namespaces_only_before_0_35():

@@ -642,6 +642,51 @@ BAD_CASES += [
         "determined:checkpointStorage.prefix: only for checkpointStorage.type s3 or gcs",
     ),
     (
+        "task container image",
+        {
+            "resourcePools": [
+                {
+                    **resource_pools[0],
+                    "podSpec": {"containers": [{"name": "determined-container", "image": "evil:1"}]},
+                },
+                resource_pools[1],
+            ]
+        },
+        "determined:resourcePools[0].podSpec.containers[0].image: not allowed: Determined sets the image of its task container",
+    ),
+    (
+        "task container command",
+        {
+            "taskContainerDefaults": {
+                "gpuPodSpec": {"spec": {"containers": [{"name": "determined-container", "command": ["x"]}]}}
+            }
+        },
+        "determined:taskContainerDefaults.gpuPodSpec.spec.containers[0].command: not allowed: Determined sets the command",
+    ),
+    (
+        "resource amount that is not a quantity",
+        {
+            "taskContainerDefaults": {
+                "gpuPodSpec": {
+                    "containers": [
+                        {"name": "determined-container", "resources": {"limits": {"memory": "lots"}}}
+                    ]
+                }
+            }
+        },
+        "determined:taskContainerDefaults.gpuPodSpec.containers[0].resources.limits.memory: is not a Kubernetes quantity",
+    ),
+    (
+        "list item without its merge key",
+        {"taskContainerDefaults": {"cpuPodSpec": {"imagePullSecrets": [{}]}}},
+        "determined:taskContainerDefaults.cpuPodSpec: cannot be merged over the defaults: a list item has no merge key 'name'",
+    ),
+    (
+        "unknown merge directive",
+        {"taskContainerDefaults": {"cpuPodSpec": {"volumes": [{"name": "x", "$patch": "merge-please"}]}}},
+        "determined:taskContainerDefaults.cpuPodSpec: cannot be merged over the defaults: unsupported strategic merge patch list item",
+    ),
+    (
         "tls key without tls",
         {"tls": {"host": "det.example.com"}},
         "determined:tls.host: only for tls.mode ingress or master",
@@ -687,6 +732,21 @@ def test_no_message_shows_a_regex_or_a_python_class_name():
             ), line
 
 
+def test_pod_specs_may_use_merge_directives_and_false_host_network():
+    pools = [
+        {
+            **resource_pools[0],
+            "podSpec": {
+                "hostNetwork": False,
+                "containers": [{"name": "sidecar", "$patch": "delete"}],
+                "volumes": [{"name": "data", "$retainKeys": ["name", "emptyDir"], "emptyDir": {}}],
+            },
+        },
+        resource_pools[1],
+    ]
+    make_config(resourcePools=pools)
+
+
 def test_checkpoint_gc_pod_spec_is_accepted_from_0_34():
     make_config(
         master={"version": "0.34.0"},
@@ -724,6 +784,16 @@ def test_every_problem_is_reported_at_once():
     )
     lines = problems(raw)
     assert len(lines) == 5, lines  # nodePool, defaultAuxPool, host, user, password
+
+
+def test_rules_never_judge_other_keys_against_a_broken_keys_default():
+    # The master's namespace is broken: the rule comparing pool namespaces with it must not
+    # compare them with the default 'determined' instead.
+    pools = [{**resource_pools[0], "namespace": "determined"}, resource_pools[1]]
+    assert problems(raw_config(namespace="Det", resourcePools=pools)) == [
+        "determined:namespace: 'Det' is not a valid DNS label (lower-case letters, digits and '-', "
+        "starting and ending with a letter or digit, at most 63 characters)"
+    ]
 
 
 def test_secret_values_are_never_repeated_in_errors():
