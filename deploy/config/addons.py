@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from deploy import versions
 from deploy.config.base import ConfigModel
-from deploy.config.syntax import ChartVersion
+from deploy.config.syntax import ChartVersion, Flag
 
 
 class GpuOperatorConfig(ConfigModel):
-    enabled: bool = False
+    enabled: Flag = False
     version: ChartVersion = versions.DEFAULT_GPU_OPERATOR_VERSION

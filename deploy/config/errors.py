@@ -198,6 +198,8 @@ def _kind_of(value: Any) -> str:
         return "empty (null)"
     if isinstance(value, bool):
         return "a boolean"
+    if isinstance(value, float) and not value.is_integer():
+        return "a fraction"
     if isinstance(value, (int, float)):
         return "a number"
     if isinstance(value, str):
@@ -231,7 +233,12 @@ def _describe(error: Mapping[str, Any], given: Any) -> str:
         return "required"
     if kind in ("literal_error", "union_tag_invalid"):
         expected = ctx.get("expected") or ctx.get("expected_tags")
-        shown = f" (got {given!r})" if isinstance(given, (str, int, float, bool)) or given is None else ""
+        if given is None:
+            shown = " (got nothing: the value is empty)"
+        elif isinstance(given, (str, int, float, bool)):
+            shown = f" (got {given!r})"
+        else:
+            shown = f" (got {_kind_of(given)})"
         return f"must be one of {expected}{shown}"
     if kind == "value_error":
         return str(ctx.get("error", error["msg"]))

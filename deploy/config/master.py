@@ -9,7 +9,7 @@ from pydantic import field_validator
 from deploy import versions
 from deploy.config.base import ConfigModel
 from deploy.config.secrets import Secret
-from deploy.config.syntax import ImageRepository, Quantity, Version
+from deploy.config.syntax import Flag, ImageRepository, Quantity, Version
 
 
 def _password_rule(value: Secret | None) -> Secret | None:
@@ -31,7 +31,7 @@ class MasterConfig(ConfigModel):
     cpu: Quantity = "2"
     memory: Quantity = "8Gi"
     initial_user_password: Secret | None = None
-    telemetry: bool = False
+    telemetry: Flag = False
 
     _password = field_validator("initial_user_password")(_password_rule)
 

@@ -8,7 +8,15 @@ from pydantic import Field, model_validator
 
 from deploy import defaults
 from deploy.config.base import ConfigModel
-from deploy.config.syntax import DnsLabel, LabelKey, Labels, NonEmpty, label_value_problem, whole_number
+from deploy.config.syntax import (
+    DnsLabel,
+    Flag,
+    LabelKey,
+    Labels,
+    NonEmpty,
+    label_value_problem,
+    whole_number,
+)
 
 # The largest machines carry 16 GPUs (a2-megagpu-16g); no node has more.
 MAX_GPUS_PER_NODE = 16
@@ -83,7 +91,7 @@ class CloudNodePool(NodePool):
     gpu: CloudGpuConfig | None = None
     min_nodes: whole_number(0, MAX_NODES_PER_POOL) = 0
     max_nodes: whole_number(1, MAX_NODES_PER_POOL) = 1
-    spot: bool = False
+    spot: Flag = False
 
     @property
     def node_labels(self) -> dict[str, str]:

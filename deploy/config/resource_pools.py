@@ -8,7 +8,7 @@ from pydantic import AfterValidator, Field, field_validator
 
 from deploy import defaults, kube
 from deploy.config.base import ConfigModel
-from deploy.config.syntax import DnsLabel, NonEmpty, Quantity, pattern_check, whole_number
+from deploy.config.syntax import DnsLabel, Fraction, NonEmpty, Quantity, pattern_check, whole_number
 
 POD_KEYS = {"apiVersion", "kind", "metadata", "spec"}
 
@@ -129,5 +129,5 @@ class TaskContainerDefaultsConfig(ConfigModel):
 
 class SlotsConfig(ConfigModel):
     type: Literal["gpu", "cpu"] | None = None
-    cpu_per_slot: float | None = Field(default=None, gt=0, le=1024)
+    cpu_per_slot: Fraction | None = Field(default=None, gt=0, le=1024)
     max_slots_per_pod: whole_number(1) | None = None

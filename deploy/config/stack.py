@@ -36,7 +36,7 @@ from deploy.config.resource_pools import (
     determined_owned,
     pod_form_problem,
 )
-from deploy.config.syntax import DnsLabel, NonEmpty, dns_label_problem, quantity_value
+from deploy.config.syntax import DnsLabel, Flag, NonEmpty, dns_label_problem, quantity_value
 from deploy.config.tls import NoTls, TlsConfig
 from deploy.kube import strategic_merge, validation
 
@@ -59,7 +59,7 @@ def _refuse_coscheduler(value: Any) -> Any:
 class StackConfig(ConfigModel):
     cloud: str
     environment: Literal["dev", "prod"] = "dev"
-    allow_data_deletion: bool = False
+    allow_data_deletion: Flag = False
     namespace: DnsLabel = "determined"
     cluster: ClusterConfig
     node_pools: list[NodePool] = Field(min_length=1)

@@ -136,6 +136,20 @@ def _no_boolean(value: Any) -> Any:
     return value
 
 
+# true or false only: pydantic would also read "yes", "on" and "1" as true (the YAML 1.2 the
+# stack file is read with keeps them strings, and so must the model).
+Flag = Annotated[bool, Field(strict=True)]
+
+
+def _number(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError("must be a number, not a boolean")
+    return value
+
+
+Fraction = Annotated[float, BeforeValidator(_number)]
+
+
 def whole_number(ge: int, le: int = INT32_MAX) -> Any:
     """An int within [ge, le] (default: what a 32-bit column holds); booleans refused."""
     return Annotated[int, BeforeValidator(_no_boolean), Field(ge=ge, le=le)]

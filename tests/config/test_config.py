@@ -687,6 +687,35 @@ BAD_CASES += [
         "determined:taskContainerDefaults.cpuPodSpec: cannot be merged over the defaults: unsupported strategic merge patch list item",
     ),
     (
+        "yes is not true",
+        {"allowDataDeletion": "yes"},
+        "determined:allowDataDeletion: must be true or false, not a string",
+    ),
+    (
+        "spot as a string",
+        {
+            "cloud": "eks",
+            "cluster": {"name": "x", "region": "us-east-1"},
+            "nodePools": [{"name": "system", "machineType": "m7i.xlarge", "spot": "on"}],
+        },
+        "determined:nodePools[0].spot: must be true or false, not a string",
+    ),
+    (
+        "cpuPerSlot as a boolean",
+        {"slots": {"type": "cpu", "cpuPerSlot": True, "maxSlotsPerPod": 2}},
+        "determined:slots.cpuPerSlot: must be a number, not a boolean",
+    ),
+    (
+        "fractional GPU count",
+        {"nodePools": [node_pools[0], {**node_pools[1], "gpu": {"count": 2.5}}]},
+        "determined:nodePools[1].gpu.count: must be a whole number, not a fraction",
+    ),
+    (
+        "empty choice",
+        {"environment": [], "scheduler": "default"},
+        "determined:environment: must be one of 'dev' or 'prod' (got a list)",
+    ),
+    (
         "tls key without tls",
         {"tls": {"host": "det.example.com"}},
         "determined:tls.host: only for tls.mode ingress or master",
