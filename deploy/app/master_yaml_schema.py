@@ -52,9 +52,13 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from deploy import versions
+from deploy.config.resource_pools import determined_owned
 from deploy.kube import validation
 from deploy.kube.schema import KUBERNETES_SCHEMA_VERSION
 
+# A copy of shared/reference/master-yaml-keys.json (derived from the master's Go config
+# structs, releases 0.26.0 to 0.38.1); a test keeps the copy equal to the reference.
 DATA_FILE = Path(__file__).resolve().parent / "data" / "master-yaml-keys.json"
 
 
@@ -72,14 +76,13 @@ def key_data() -> dict[str, Any]:
 
 
 def parse_version(version: str | Version) -> Version:
-    """'0.38.1' or 'v0.38.1' -> (0, 38, 1)."""
+    """'0.38.1', 'v0.38.1' or (0, 38, 1) -> (0, 38, 1)."""
     if isinstance(version, tuple):
         return version
-    match = re.fullmatch(r"v?(\d+)\.(\d+)\.(\d+)", version.strip())
-    if not match:
-        raise ValueError(f"not a Determined version: {version!r} (expected X.Y.Z)")
-    major, minor, patch = (int(part) for part in match.groups())
-    return major, minor, patch
+    try:
+        return versions.parse_version(version.strip().removeprefix("v"))
+    except ValueError:
+        raise ValueError(f"not a Determined version: {version!r} (expected X.Y.Z)") from None
 
 
 def format_version(version: Version) -> str:
@@ -131,12 +134,9 @@ def validate_pod(pod: dict[str, Any]) -> list[tuple[str, str]]:
     named = {"apiVersion": "v1", "kind": "Pod", **pod}
     if (named["apiVersion"], named["kind"]) != ("v1", "Pod"):
         return [("", f"must be a v1 Pod (got apiVersion {named['apiVersion']!r}, kind {named['kind']!r})")]
-    metadata = named.get("metadata")
-    if metadata is None or isinstance(metadata, dict):
-        named["metadata"] = {"name": "task", **(metadata or {})}
     return [
         (_join(*path), f"not a valid Kubernetes {KUBERNETES_SCHEMA_VERSION} Pod: {message}")
-        for path, message in validation.problems(named)
+        for path, message in validation.template_problems(named)
     ]
 
 
@@ -377,55 +377,11 @@ class _Walk:
             self.add(_join(path, inner), message)
 
 
-# What the master refuses in a task pod spec (master/pkg/model/environment_config.go
-# validatePodSpec, the same in 0.26.0 to 0.38.1): Determined names and places task pods,
-# and owns these fields of its task container.
-TASK_CONTAINER = "determined-container"
-_TASK_CONTAINER_FIELDS = (
-    "image",
-    "command",
-    "args",
-    "workingDir",
-    "ports",
-    "livenessProbe",
-    "readinessProbe",
-    "startupProbe",
-    "lifecycle",
-    "terminationMessagePath",
-    "terminationMessagePolicy",
-    "imagePullPolicy",
-)
-
-
 def _master_pod_problems(pod: dict[str, Any]) -> list[tuple[str, str]]:
-    problems = []
-    metadata = pod.get("metadata")
-    if isinstance(metadata, dict):
-        for key in ("name", "namespace"):
-            if metadata.get(key):
-                problems.append((f"metadata.{key}", f"not configurable (Determined sets it): {REFUSED}"))
-    spec = pod.get("spec")
-    if not isinstance(spec, dict):
-        return problems
-    if spec.get("hostNetwork"):
-        problems.append(
-            (
-                "spec.hostNetwork",
-                f"host networking is set with task_container_defaults.network_mode: {REFUSED}",
-            )
-        )
-    containers = spec.get("containers")
-    for i, container in enumerate(containers if isinstance(containers, list) else []):
-        if isinstance(container, dict) and container.get("name") == TASK_CONTAINER:
-            for key in _TASK_CONTAINER_FIELDS:
-                if container.get(key):
-                    problems.append(
-                        (
-                            f"spec.containers[{i}].{key}",
-                            f"not configurable in the task container (Determined sets it): {REFUSED}",
-                        )
-                    )
-    return problems
+    """What the master refuses in a task pod spec (the fields Determined sets itself)."""
+    return [
+        (_join(*path), f"not configurable: {reason}; {REFUSED}") for path, reason in determined_owned(pod)
+    ]
 
 
 def _cast_problem(value: Any, type_: str) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
 import pytest
 
@@ -280,11 +281,13 @@ def test_task_pod_specs_follow_the_masters_own_pod_rules():
     problems = check(changed(resource_pools__0__task_container_defaults__cpu_pod_spec=pod), "0.38.1")
     prefix = "resource_pools[0].task_container_defaults.cpu_pod_spec."
     assert problems == [
-        prefix + "metadata.namespace: not configurable (Determined sets it): the master refuses to start",
-        prefix + "spec.hostNetwork: host networking is set with task_container_defaults.network_mode: "
-        "the master refuses to start",
-        prefix + "spec.containers[0].image: not configurable in the task container (Determined sets it): "
-        "the master refuses to start",
+        prefix + "metadata.namespace: not configurable: the master puts each task pod in its pool's "
+        "namespace (or its workspace's); the master refuses to start",
+        prefix + "spec.hostNetwork: not configurable: Determined does not run Kubernetes tasks on the host "
+        "network; the master refuses to start",
+        prefix
+        + "spec.containers[0].image: not configurable: Determined sets the image of its task container "
+        "(determined-container); the master refuses to start",
     ]
 
 
@@ -393,3 +396,12 @@ def test_workspace_namespaces_boundary_is_where_the_master_swaps_the_keys():
 def test_oldest_supported_master_is_described_by_the_key_data():
     assert schema.known_range()[0] <= versions.MIN_DETERMINED_VERSION
     assert schema.parse_version(versions.DEFAULT_DETERMINED_VERSION) <= schema.known_range()[1]
+
+
+def test_the_key_data_is_the_shared_reference_unchanged():
+    from deploy.app.master_yaml_schema import DATA_FILE
+
+    shared = Path(__file__).resolve().parents[3] / "shared" / "reference" / "master-yaml-keys.json"
+    if not shared.exists():
+        pytest.skip("shared/ is not beside the repository")
+    assert DATA_FILE.read_bytes() == shared.read_bytes()
