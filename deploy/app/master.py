@@ -201,9 +201,12 @@ class DeterminedMaster(pulumi.ComponentResource):
         files = pulumi.Output.all(db_password, self.initial_user_password).apply(
             lambda values: config_files(cfg, db, master_yaml.MasterSecrets(*values))
         )
-        # A digest of the files reveals none of their secrets; kept plain so that the
+        # A keyed digest of the files reveals none of their secrets; kept plain so that the
         # Deployment is not hidden as a secret in previews and plans.
-        config_checksum = pulumi.Output.unsecret(files.apply(master_yaml.checksum))
+        checksum_key = passwords.configured_or_generated("config-checksum-key", None, self)
+        config_checksum = pulumi.Output.unsecret(
+            pulumi.Output.all(files, checksum_key).apply(lambda args: master_yaml.checksum(*args))
+        )
 
         account = kube.register(service_account(cfg), child)
         role = kube.register(cluster_role(cfg), child)

@@ -8,6 +8,7 @@ so only keys the configured version knows are written.
 from __future__ import annotations
 
 import hashlib
+import hmac
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,8 +83,6 @@ def master_config(
         "default_compute_resource_pool": cfg.compute_pool,
         "default_aux_resource_pool": cfg.aux_pool,
     }
-    if cfg.scheduler == "coscheduler":
-        resource_manager["default_scheduler"] = "coscheduler"
     if cfg.slot_type == "cpu":
         resource_manager["slot_type"] = "cpu"
         resource_manager["slot_resource_requests"] = {"cpu": cfg.slots.cpu_per_slot or 1}
@@ -127,9 +126,11 @@ def render(config: dict[str, Any]) -> str:
     return yaml.safe_dump(config, sort_keys=False, default_flow_style=False, width=1000)
 
 
-def checksum(files: dict[str, str]) -> str:
-    """SHA-256 over the config files, for the pod annotation that rolls the master."""
-    digest = hashlib.sha256()
+def checksum(files: dict[str, str], key: str) -> str:
+    """HMAC-SHA-256 over the config files, for the pod annotation that rolls the master.
+    Keyed with a generated secret: the files hold passwords, and a plain hash in an
+    annotation anyone may read would let weak ones be guessed offline."""
+    digest = hmac.new(key.encode(), digestmod=hashlib.sha256)
     for name in sorted(files):
         digest.update(name.encode() + b"\0" + files[name].encode() + b"\0")
     return digest.hexdigest()

@@ -189,9 +189,7 @@ def _merge_list(base: list[Any], patch: list[Any], field: Field | None) -> list[
                 raise ValueError(f"a {_PATCH}: delete item has no merge key {key!r}")
             deleted.append(item[key])
         else:
-            raise ValueError(
-                "unsupported strategic merge patch list item (only $patch: replace or delete)"
-            )
+            raise ValueError("unsupported strategic merge patch list item (only $patch: replace or delete)")
 
     if replace:
         return [_fresh(item, item_definition) for item in items]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 import yaml
 from conftest import make_config
@@ -242,7 +244,10 @@ def test_rendered_yaml_reads_back_to_the_same_config():
 
 
 def test_checksum_changes_with_any_file_content():
-    a = master_config.checksum({"master.yaml": "a: 1\n"})
-    assert a == master_config.checksum({"master.yaml": "a: 1\n"})
-    assert a != master_config.checksum({"master.yaml": "a: 2\n"})
-    assert a != master_config.checksum({"master.yaml": "a: 1\n", "db-root-cert.pem": "x"})
+    a = master_config.checksum({"master.yaml": "a: 1\n"}, "key")
+    assert a == master_config.checksum({"master.yaml": "a: 1\n"}, "key")
+    assert a != master_config.checksum({"master.yaml": "a: 2\n"}, "key")
+    assert a != master_config.checksum({"master.yaml": "a: 1\n", "db-root-cert.pem": "x"}, "key")
+    # Keyed: without the generated key nobody can test guesses of the passwords inside.
+    assert a != master_config.checksum({"master.yaml": "a: 1\n"}, "another key")
+    assert a != hashlib.sha256(b"master.yaml\0a: 1\n\0").hexdigest()
