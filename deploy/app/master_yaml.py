@@ -19,15 +19,10 @@ from deploy import defaults, versions
 from deploy.app import checkpoint_storage, resource_pools
 from deploy.app.database import DatabaseEndpoint
 from deploy.config import StackConfig
-from deploy.kube import strategic_merge
 
 # File names inside the master's config Secret (mounted at /etc/determined).
 MASTER_YAML = "master.yaml"
 DB_ROOT_CERT = "db-root-cert.pem"
-
-# Determined fills in its task container by this name; naming it keeps every pod spec in
-# master.yaml a valid Pod (a Pod without containers is not one).
-_TASK_CONTAINER = {"spec": {"containers": [{"name": defaults.TASK_CONTAINER}]}}
 
 
 @dataclass(frozen=True)
@@ -98,7 +93,7 @@ def master_config(
         ("checkpoint_gc_pod_spec", tcd_cfg.checkpoint_gc_pod_spec),
     ):
         if spec:
-            task_container_defaults[key] = strategic_merge.merge_pods(_TASK_CONTAINER, spec)
+            task_container_defaults[key] = resource_pools.task_pod(spec)
     if per_pool_slots:
         task_container_defaults["kubernetes"] = {"max_slots_per_pod": cfg.max_slots_per_pod}
 

@@ -32,6 +32,12 @@ _HIDE_GPUS = {
 _TASK_CONTAINER = {"spec": {"containers": [{"name": defaults.TASK_CONTAINER}]}}
 
 
+def task_pod(*layers: dict[str, Any]) -> dict[str, Any]:
+    """A task pod spec: Determined's task container, then each layer merged over it
+    (strategic merge), in Pod form."""
+    return strategic_merge.merge_pods(_TASK_CONTAINER, *layers)
+
+
 def tolerations_for(pool: NodePool) -> list[dict[str, Any]]:
     """Tolerations for every taint of `pool` (GPU pools: nvidia.com/gpu first)."""
     result = []
@@ -63,10 +69,10 @@ def pool_pod_specs(cfg: StackConfig, rp: ResourcePoolConfig) -> dict[str, dict[s
     them (strategic merge), then the pinning (which the pool cannot undo)."""
     tcd = cfg.task_container_defaults
     node_pool = cfg.node_pool_of(rp)
-    cpu = strategic_merge.merge_pods(_TASK_CONTAINER, tcd.cpu_pod_spec, rp.pod_spec)
+    cpu = task_pod(tcd.cpu_pod_spec, rp.pod_spec)
     if node_pool.gpu:
         cpu = strategic_merge.merge_pods(cpu, _HIDE_GPUS)
-    gpu = strategic_merge.merge_pods(_TASK_CONTAINER, tcd.gpu_pod_spec, rp.pod_spec)
+    gpu = task_pod(tcd.gpu_pod_spec, rp.pod_spec)
     return {"cpu_pod_spec": pin(cpu, node_pool), "gpu_pod_spec": pin(gpu, node_pool)}
 
 
