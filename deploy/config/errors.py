@@ -162,12 +162,13 @@ def _unknown_key_hint(root: Any, loc: tuple[Any, ...], keys: list[Any], unions: 
                 if (
                     isinstance(other, type)
                     and issubclass(other, BaseModel)
-                    and key in _fields_by_alias(other)
+                    and to_camel(key) in _fields_by_alias(other)
                 ):
                     owners.append(tag)
             if owners:
                 where = format_path([*keys[:position], union.discriminator])
-                return f"only for {where} {' or '.join(owners)}"
+                spelling = f"unknown key {key!r}; {to_camel(key)!r} is " if to_camel(key) != key else ""
+                return f"{spelling}only for {where} {' or '.join(owners)}"
         close = difflib.get_close_matches(key, known, n=1, cutoff=0.6) or [
             k for k in known if k.lower() == key.lower().replace("_", "")
         ]

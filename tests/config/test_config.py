@@ -716,6 +716,11 @@ BAD_CASES += [
         "determined:environment: must be one of 'dev' or 'prod' (got a list)",
     ),
     (
+        "snake_case key of another variant",
+        {"checkpointStorage": {"type": "gcs", "bucket": "ckpt", "endpoint_url": "http://x"}},
+        "determined:checkpointStorage.endpoint_url: unknown key 'endpoint_url'; 'endpointUrl' is only for checkpointStorage.type s3",
+    ),
+    (
         "tls key without tls",
         {"tls": {"host": "det.example.com"}},
         "determined:tls.host: only for tls.mode ingress or master",
