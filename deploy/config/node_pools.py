@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from deploy import defaults
 from deploy.config.base import ConfigModel
@@ -29,12 +29,13 @@ class Taint(ConfigModel):
     value: str = ""
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 
-    @model_validator(mode="after")
-    def _value(self) -> Taint:
-        message = label_value_problem(self.key, self.value)
+    @field_validator("value")
+    @classmethod
+    def _value(cls, value: str, info: ValidationInfo) -> str:
+        message = label_value_problem(info.data.get("key", ""), value)
         if message:
             raise ValueError(message)
-        return self
+        return value
 
 
 # Every GPU node pool carries this taint so that only pods asking for GPUs land there.

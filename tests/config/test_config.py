@@ -721,6 +721,16 @@ BAD_CASES += [
         "determined:checkpointStorage.endpoint_url: unknown key 'endpoint_url'; 'endpointUrl' is only for checkpointStorage.type s3",
     ),
     (
+        "taint value",
+        {
+            "nodePools": [
+                node_pools[0],
+                {**node_pools[1], "taints": [{"key": "a", "value": "b c", "effect": "NoSchedule"}]},
+            ]
+        },
+        "determined:nodePools[1].taints[0].value: label value 'b c' for 'a' is invalid",
+    ),
+    (
         "tls key without tls",
         {"tls": {"host": "det.example.com"}},
         "determined:tls.host: only for tls.mode ingress or master",
