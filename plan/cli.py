@@ -69,7 +69,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.config is not None:
             path = args.config
-            stack = stackfile.check_stack_name(_stack_name(path) or "stack")
+            try:
+                stack = stackfile.check_stack_name(_stack_name(path) or "stack")
+            except UsageError as exc:
+                raise UsageError(f"{exc}; it comes from the file name {path.name!r}") from None
         else:
             stack = stackfile.check_stack_name(args.stack)
             path = stackfile.stack_path(stack)

@@ -109,7 +109,7 @@ def owned_files(out: Path, attempts: int = 20) -> set[str] | None:
         except FileNotFoundError:
             return None
         except NotADirectoryError:
-            raise OutputError(f"--out {out} is a file, not a directory") from None
+            raise OutputError(_not_a_directory(out)) from None
         except OSError as exc:
             raise OutputError(f"--out {out} cannot be read ({exc.strerror})") from None
         try:
@@ -124,6 +124,19 @@ def owned_files(out: Path, attempts: int = 20) -> set[str] | None:
         finally:
             os.close(fd)
     raise OutputError(f"--out {out}: other runs kept replacing it; try again")
+
+
+def _not_a_directory(out: Path) -> str:
+    """Why `out` cannot be a directory: it is a file, or one of its parents is."""
+    for path in [*reversed(out.parents), out]:
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            break
+        if not stat.S_ISDIR(mode):
+            what = "a file, not a directory" if stat.S_ISREG(mode) else "not a directory"
+            return f"--out {out} is {what}" if path == out else f"--out {out}: {path} is {what}"
+    return f"--out {out}: a part of it is not a directory"
 
 
 def _same(path: Path, seen: os.stat_result) -> bool:
@@ -148,10 +161,8 @@ def marker_files(directory: Path) -> set[str] | None:
 
 def check(out: Path) -> None:
     """Refuse an unusable `--out` before any work is done (OutputError)."""
-    owned_files(out)
+    owned_files(out)  # an `out` below a file fails here
     parent = _existing_ancestor(out.parent)
-    if not parent.is_dir():
-        raise OutputError(f"--out {out}: {parent} is not a directory")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise OutputError(f"--out {out}: cannot write to {parent}")
 

@@ -35,8 +35,13 @@ def _options(reg: Registration) -> PolicyResourceOptions:
 
 
 def _run(result: Any) -> None:
+    """Wait for an async policy's validation: on a loop of its own, closed afterwards."""
     if inspect.isawaitable(result):
-        asyncio.new_event_loop().run_until_complete(result)
+
+        async def wait() -> None:
+            await result
+
+        asyncio.run(wait())
 
 
 def evaluate(

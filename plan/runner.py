@@ -10,11 +10,14 @@ in a first preview, values not known yet as "[unknown until apply]" (plan.redact
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +26,6 @@ import pulumi
 import yaml
 from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime import stack as pulumi_stack
-from pulumi.runtime.sync_await import _sync_await
 
 from deploy import config as stack_config
 from plan import output, policy_check
@@ -34,7 +36,17 @@ from plan.standins import Prepared, prepare
 
 PROJECT = stack_config.PROJECT
 
-__all__ = ["PlanResult", "Prepared", "plan", "prepare", "run", "run_program", "summary", "write"]
+__all__ = [
+    "PlanResult",
+    "Prepared",
+    "check_master_yaml",
+    "plan",
+    "prepare",
+    "run",
+    "run_program",
+    "summary",
+    "write",
+]
 
 
 @dataclass
@@ -51,6 +63,8 @@ class PlanResult:
     master_yaml: str | None = None
     violations: list[dict[str, str]] = field(default_factory=list)
     outputs: dict[str, Any] = field(default_factory=dict)
+    # What the user should know that does not stop the plan.
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def mandatory_violations(self) -> list[dict[str, str]]:
@@ -58,6 +72,47 @@ class PlanResult:
 
 
 # --- running the program ---------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _event_loops() -> Iterator[asyncio.AbstractEventLoop]:
+    """The event loop a run goes on, current while it runs, and one in each thread of its
+    executor (Pulumi runs the mock monitor there, which needs a loop of its own): all of
+    them closed when the run ends, the executor's threads ended first.
+
+    Left to Pulumi, these loops are created on demand and never closed. Each is kept alive
+    by a reference cycle (its self-pipe's reader refers back to it), so the collector
+    finalizes it, with its self-pipe sockets, at some later point, in no set order: when a
+    socket goes first, the loop's `__del__` fails on its closed descriptor and, about one run
+    in a few dozen, "Exception ignored in BaseEventLoop.__del__ ... Invalid file descriptor:
+    -1" is printed as the process exits."""
+    thread_loops: list[asyncio.AbstractEventLoop] = []
+
+    def thread_loop() -> None:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        thread_loops.append(loop)
+
+    executor = ThreadPoolExecutor(thread_name_prefix="plan-monitor", initializer=thread_loop)
+    loop = asyncio.new_event_loop()
+    loop.set_default_executor(executor)
+    asyncio.set_event_loop(loop)
+    try:
+        yield loop
+    finally:
+        try:
+            # As asyncio.run ends: what the program left unfinished is cancelled.
+            pending = asyncio.all_tasks(loop)
+            for task in pending:
+                task.cancel()
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        finally:
+            executor.shutdown(wait=True)
+            for other in thread_loops:
+                other.close()
+            asyncio.set_event_loop(None)
+            loop.close()
 
 
 def run_program(
@@ -76,17 +131,18 @@ def run_program(
         del os.environ[name]
     mocks = PlanMocks(recorder, preview=preview)
     pulumi.runtime.set_all_config(config, secret_keys)
-    pulumi.runtime.set_mocks(
-        mocks, project=PROJECT, stack=stack, preview=preview, monitor=RecordingMonitor(mocks, recorder)
-    )
-    # set_mocks installs a finished root stack; run the program in a fresh one, as the
-    # Pulumi entry point does, so that its exports are recorded.
-    pulumi_settings.ROOT.set(None)
 
     def main() -> None:
         recorder.deployment = program.main()
 
-    _sync_await(pulumi_stack.run_in_stack(main))
+    with _event_loops() as loop:
+        pulumi.runtime.set_mocks(
+            mocks, project=PROJECT, stack=stack, preview=preview, monitor=RecordingMonitor(mocks, recorder)
+        )
+        # set_mocks installs a finished root stack; run the program in a fresh one, as the
+        # Pulumi entry point does, so that its exports are recorded.
+        pulumi_settings.ROOT.set(None)
+        loop.run_until_complete(pulumi_stack.run_in_stack(main))
     return recorder
 
 
@@ -108,6 +164,27 @@ def _check_known(recorder: Recorder) -> None:
     if found:
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
         raise PlanFailure(f"a value is still unknown after the simulated apply: {found[0]}{more}")
+
+
+def check_master_yaml(text: str, version: str, secrets: set[str]) -> list[str]:
+    """master.yaml checked against the key set of the Determined release it is for.
+
+    A problem means the master would refuse or ignore what the project wrote: a bug in the
+    project (PlanFailure). Returns warnings (a release the key data does not describe)."""
+    from deploy.app import master_yaml_schema as schema
+
+    oldest, newest = schema.known_range()
+    if not oldest <= schema.parse_version(version) <= newest:
+        known = f"{schema.format_version(oldest)} to {schema.format_version(newest)}"
+        return [f"master.yaml not checked against Determined {version}: its key set is known for {known}"]
+    problems = schema.check(yaml.safe_load(text), version)
+    if not problems:
+        return []
+    first = " ".join(problems[0].split())
+    if any(secret and secret in first for secret in secrets):
+        first = first.split(":", 1)[0] + ": (its text holds a secret)"
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    raise PlanFailure(f"master.yaml would not be accepted by Determined {version}: {first}{more}")
 
 
 def run(prepared: Prepared, stack: str, policies=None, preview: bool = False) -> PlanResult:
@@ -150,6 +227,8 @@ def run(prepared: Prepared, stack: str, policies=None, preview: bool = False) ->
             result.manifests.append(_manifest(inputs))
     master = getattr(recorder.deployment, "master", None)
     result.master_yaml = getattr(master, "config_preview", None)
+    if result.master_yaml is not None:
+        result.warnings += check_master_yaml(result.master_yaml, prepared.cfg.master.version, result.secrets)
     result.outputs = redact(recorder.stack_outputs)
     policy_config = {"environment": prepared.cfg.environment}
     result.violations = policy_check.evaluate(
@@ -216,7 +295,7 @@ def contents(result: PlanResult) -> dict[str, Any]:
 def write(result: PlanResult, out: Path) -> list[str]:
     """Write the plan into `out` (see plan.output). Returns warnings to show the user."""
     mode = "preview" if result.preview else "update"
-    return output.write(Path(out), result.stack, mode, contents(result), result.secrets)
+    return result.warnings + output.write(Path(out), result.stack, mode, contents(result), result.secrets)
 
 
 def summary(result: PlanResult, stack: str, out: Path) -> str:

@@ -26,8 +26,10 @@ ENCRYPTED_STAND_IN = "OfflinePlanSecret0"
 
 STACKS_DIR = Path(__file__).resolve().parent.parent / "stacks"
 
-# Pulumi's rule for stack names.
-_STACK_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
+# Pulumi's rule for stack names (matched whole: `$` would let a trailing newline through).
+_STACK_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
+# A config key: <namespace>:<key>.
+_CONFIG_KEY = re.compile(r"[^:]+:.+")
 
 
 class StackFileError(UsageError):
@@ -35,7 +37,7 @@ class StackFileError(UsageError):
 
 
 def check_stack_name(stack: str) -> str:
-    if not _STACK_NAME.match(stack) or stack in (".", ".."):
+    if not _STACK_NAME.fullmatch(stack) or stack in (".", ".."):
         raise StackFileError(f"{stack!r} is not a stack name (letters, digits, '-', '_' and '.' only)")
     return stack
 
@@ -44,9 +46,28 @@ def stack_path(stack: str) -> Path:
     return STACKS_DIR / f"Pulumi.{stack}.yaml"
 
 
+class DuplicateKeyError(yaml.MarkedYAMLError):
+    """A mapping that holds a key twice (Pulumi's YAML parser refuses it)."""
+
+    def __init__(self, key: str, mark: yaml.Mark):
+        super().__init__(problem=f"the key {key!r} appears twice", problem_mark=mark)
+
+
 class _Loader(yaml.SafeLoader):
     """YAML as Pulumi reads stack files (YAML 1.2 scalars): dates stay strings and only
-    true/false are booleans (`yes`, `no`, `on`, `off` stay strings)."""
+    true/false are booleans (`yes`, `no`, `on`, `off` stay strings). A key twice in one
+    mapping, at any depth, is an error (go-yaml v3: "mapping key ... already defined"),
+    not the last one winning."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        # As go-yaml compares keys: by their text, before any merge (`<<`) is applied.
+        seen: set[str] = set()
+        for key_node, _ in node.value:
+            if isinstance(key_node, yaml.ScalarNode):
+                if key_node.value in seen:
+                    raise DuplicateKeyError(key_node.value, key_node.start_mark)
+                seen.add(key_node.value)
+        return super().construct_mapping(node, deep=deep)
 
 
 _Loader.yaml_implicit_resolvers = {
@@ -59,7 +80,8 @@ _Loader.yaml_implicit_resolvers = {
 }
 _Loader.add_implicit_resolver(
     "tag:yaml.org,2002:bool",
-    re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+    # PyYAML calls `match`: anchored at the start, and at the very end by \Z.
+    re.compile(r"(?:true|True|TRUE|false|False|FALSE)\Z"),
     list("tTfF"),
 )
 
@@ -86,7 +108,12 @@ def _yaml_error(path: Path, text: str, exc: yaml.YAMLError) -> StackFileError:
             f"{path} is not valid YAML: a character YAML does not allow at line {line}, column {column}"
         )
     where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-    problem = _scrub(getattr(exc, "problem", None) or "")
+    # A duplicate key's message quotes the key (a config name, never a secret); any other
+    # problem is scrubbed of what it quotes.
+    if isinstance(exc, DuplicateKeyError):
+        problem = exc.problem
+    else:
+        problem = _scrub(getattr(exc, "problem", None) or "")
     return StackFileError(f"{path} is not valid YAML{where}: {problem}")
 
 
@@ -161,7 +188,7 @@ def load_stack_file(path: Path) -> tuple[dict[str, str], list[str]]:
     config: dict[str, str] = {}
     secret_keys: list[str] = []
     for key, raw in entries.items():
-        if not isinstance(key, str) or not re.match(r"^[^:]+:.+$", key):
+        if not isinstance(key, str) or not _CONFIG_KEY.fullmatch(key):
             hint = f" (for example determined:{key})" if isinstance(key, str) and ":" not in key else ""
             shown = repr(key) if isinstance(key, str) else f"a {type(key).__name__}"
             raise StackFileError(f"{path}: config key {shown} is not of the form <namespace>:<key>{hint}")

@@ -74,60 +74,86 @@ def decode(config: Mapping[str, str]) -> dict[str, Any]:
     return stack_config.decode_raw({k[len(PREFIX) :]: v for k, v in config.items() if k.startswith(PREFIX)})
 
 
-def _key_in(container: dict[str, Any], key: str) -> str | None:
-    return key if key in container else None
-
-
 def _replace(value: Any, path: SecretPath, replacement: str) -> bool:
     *parents, last = path
     for part in parents:
         if isinstance(part, int):
             if not isinstance(value, list) or not 0 <= part < len(value):
                 return False
-            value = value[part]
-        else:
-            key = _key_in(value, part) if isinstance(value, dict) else None
-            if key is None:
-                return False
-            value = value[key]
+        elif not isinstance(value, dict) or part not in value:
+            return False
+        value = value[part]
     if isinstance(last, int):
         if not isinstance(value, list) or not 0 <= last < len(value):
             return False
-        value[last] = replacement
-        return True
-    key = _key_in(value, last) if isinstance(value, dict) else None
-    if key is None:
+    elif not isinstance(value, dict) or last not in value:
         return False
-    value[key] = replacement
+    value[last] = replacement
     return True
+
+
+# Pulumi hands the program an encrypted value decrypted and unmarked: unless the project
+# keeps the key secret by nature, it would land in clear wherever the project writes it.
+ENCRYPTED_NOT_SECRET = (
+    "stored encrypted (secure:), but only passwords, keys and connection strings are kept "
+    "secret by the project, which would write this value in clear; store it in plain text"
+)
+# What a problem shows instead of the stand-in for an encrypted value.
+ENCRYPTED_SHOWN = "(encrypted value)"
+
+
+def _about_the_key(problem: stack_config.Problem) -> bool:
+    """A problem with the key itself (unknown, or not for this mode) whatever its value: it
+    stays as it is, so that a mistyped password key does not get the advice to store the
+    password in plain text."""
+    return problem.message.startswith(("unknown key", "only for "))
+
+
+def _encrypted_problems(
+    problems: Sequence[stack_config.Problem], encrypted: set[str]
+) -> list[stack_config.Problem]:
+    """The problems of a config whose encrypted values (at the key paths `encrypted`) were
+    validated as the stand-in.
+
+    A problem with an encrypted value is about the stand-in, not the value the user
+    encrypted: it becomes the one thing to fix, that the value is stored encrypted. No
+    message shows the stand-in."""
+    rewritten: list[stack_config.Problem] = []
+    for problem in problems:
+        message = problem.message
+        if problem.path in encrypted and not _about_the_key(problem):
+            message = ENCRYPTED_NOT_SECRET
+        for shown in (repr(ENCRYPTED_STAND_IN), f'"{ENCRYPTED_STAND_IN}"', ENCRYPTED_STAND_IN):
+            message = message.replace(shown, ENCRYPTED_SHOWN)
+        problem = stack_config.Problem(problem.path, message)
+        if problem not in rewritten:
+            rewritten.append(problem)
+    return rewritten
 
 
 def prepare(config: Mapping[str, str], secret_keys: Sequence[str]) -> Prepared:
     """Validate the config (ConfigError names every problem) and replace its secrets."""
     decoded = decode(config)
-    cfg = stack_config.load_config(decoded)
+    encrypted = {format_path(path) for path in _paths_of(decoded, ENCRYPTED_STAND_IN)}
+    try:
+        cfg = stack_config.load_config(decoded)
+    except stack_config.ConfigError as exc:
+        raise stack_config.ConfigError(_encrypted_problems(exc.problems, encrypted)) from None
     prepared = Prepared(config=dict(config), secret_keys=list(secret_keys), cfg=cfg)
     touched: set[str] = set()
     for path, _ in stack_config.secret_fields(cfg):
         if not path or isinstance(path[0], int):
             raise PlanFailure(f"cannot place a stand-in for {key_path(path)}")
-        top = _key_in(decoded, path[0])
-        if top is None or not _replace(decoded, (top, *path[1:]), stand_in(path)):
+        if not _replace(decoded, path, stand_in(path)):
             # The value came from somewhere the plan cannot see: refuse to run with it.
             raise PlanFailure(f"cannot find {key_path(path)} in the stack file to replace it")
         prepared.stand_ins[path] = stand_in(path)
-        touched.add(top)
-    encrypted = list(_paths_of(decoded, ENCRYPTED_STAND_IN))
-    if encrypted:
-        # Pulumi hands the program such a value decrypted and unmarked: it would land in
-        # clear wherever the project writes it (state, manifests, master.yaml).
+        touched.add(path[0])
+    # What is still encrypted is not a secret by nature.
+    left = list(_paths_of(decoded, ENCRYPTED_STAND_IN))
+    if left:
         raise stack_config.ConfigError(
-            stack_config.Problem(
-                format_path(path),
-                "stored encrypted (secure:), but only passwords, keys and connection strings are kept "
-                "secret by the project, which would write this value in clear; store it in plain text",
-            )
-            for path in encrypted
+            stack_config.Problem(format_path(path), ENCRYPTED_NOT_SECRET) for path in left
         )
     for top in touched:
         value = decoded[top]

@@ -6,6 +6,7 @@ No traceback is ever printed otherwise: every bad input is run as a user runs it
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -19,10 +20,11 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import ROOT, raw_config
-from planning import files
+from planning import files, stack_files, stack_name
 from pulumi_policy import EnforcementLevel, ResourceValidationPolicy
 
 import plan.__main__ as cli
+from plan import runner, stackfile
 from plan.output import MARKER
 from plan.redaction import UNKNOWN
 
@@ -95,8 +97,6 @@ def test_config_error_exits_2_with_one_line_per_problem(tmp_path, capsys):
 
 
 def test_an_out_holding_the_users_files_is_refused_before_planning(tmp_path, monkeypatch, capsys):
-    from plan import runner
-
     def never(*args, **kwargs):
         raise AssertionError("planned before checking --out")
 
@@ -153,6 +153,42 @@ def test_manifests_keep_whole_numbers_as_integers(tmp_path):
     assert list(sts)[:3] == ["apiVersion", "kind", "metadata"]
 
 
+# --- a clean exit ----------------------------------------------------------------------------
+
+
+def test_every_event_loop_the_plan_causes_to_be_created_is_closed(tmp_path, monkeypatch):
+    # The run's own, one per thread Pulumi runs the mock monitor on, one per async policy:
+    # an unclosed loop is finalized at exit in no set order with its self-pipe, and now and
+    # then prints "Exception ignored in BaseEventLoop.__del__" after a successful plan.
+    import policies.rules
+
+    created = []
+    loop_policy = asyncio.get_event_loop_policy()
+    new_event_loop = loop_policy.new_event_loop
+
+    def tracked():
+        loop = new_event_loop()
+        created.append(loop)
+        return loop
+
+    monkeypatch.setattr(loop_policy, "new_event_loop", tracked)
+
+    async def validate(args, report):
+        await asyncio.sleep(0)
+
+    monkeypatch.setattr(
+        policies.rules,
+        "POLICIES",
+        [ResourceValidationPolicy("async", "async", validate, EnforcementLevel.ADVISORY)],
+    )
+    for preview in ([], ["--preview"]):
+        before = len(created)
+        assert cli.main(["local", "--out", str(tmp_path / "o"), *preview]) == 0
+        # The run's loop, at least one in the executor, one per resource for the policy.
+        assert len(created) - before > 2
+    assert [loop for loop in created if not loop.is_closed()] == []
+
+
 # --- internal errors -----------------------------------------------------------------------
 
 
@@ -175,8 +211,6 @@ def test_an_internal_error_is_one_line_naming_it(tmp_path, monkeypatch, capsys):
 
 
 def test_an_internal_error_while_handling_the_users_values_shows_only_its_type(tmp_path, monkeypatch, capsys):
-    from plan import runner
-
     def prepare(config, secret_keys):
         raise ValueError(f"cannot handle {config['determined:master']}")
 
@@ -187,8 +221,6 @@ def test_an_internal_error_while_handling_the_users_values_shows_only_its_type(t
 
 
 def test_an_internal_error_quoting_a_real_secret_shows_only_its_type(tmp_path, monkeypatch, capsys):
-    from plan import runner
-
     def run(prepared, stack, preview=False):
         raise KeyError(f"lost {prepared.cfg.master.initial_user_password.get_secret_value()}")
 
@@ -211,6 +243,8 @@ class Case:
     hidden: str | None = None
     # Python run before the command line (`-c`), to break the program on purpose.
     patch: str = ""
+    # Options of the Python interpreter, besides `-W always::ResourceWarning`.
+    python: tuple[str, ...] = ()
 
 
 def stack(text: str, name: str = "Pulumi.t.yaml") -> Callable[[Path], list[str]]:
@@ -257,6 +291,23 @@ def main():
     return det
 deploy.program.main = main
 """
+BOGUS_MASTER_KEY = """
+import deploy.app.master_yaml as master_yaml
+original = master_yaml.master_config
+def master_config(*args, **kwargs):
+    return {**original(*args, **kwargs), "bogus_key": 1}
+master_yaml.master_config = master_config
+"""
+ASYNC_POLICY = """
+import asyncio
+import policies.rules
+from pulumi_policy import EnforcementLevel, ResourceValidationPolicy
+async def validate(args, report):
+    await asyncio.sleep(0)
+    if args.resource_type == "kubernetes:apps/v1:Deployment":
+        report("no deployments allowed")
+policies.rules.POLICIES = [ResourceValidationPolicy("deny", "d", validate, EnforcementLevel.ADVISORY)]
+"""
 MANDATORY_POLICY = """
 import policies.rules
 from pulumi_policy import EnforcementLevel, ResourceValidationPolicy
@@ -270,6 +321,13 @@ CASES: dict[str, Case] = {
     # Success, a mandatory policy violated.
     "a valid stack": Case(valid(), 0, r"^$"),
     "a mandatory policy violated": Case(valid(), 1, r"^$", patch=MANDATORY_POLICY),
+    # Every event loop closed: in development mode an unclosed one is reported (asyncio's
+    # debug mode adds its own notes on slow steps, so stderr is not checked as a whole).
+    "a valid stack in development mode": Case(valid(), 0, None, python=("-X", "dev")),
+    "a first preview in development mode": Case(
+        lambda d: [*valid()(d), "--preview"], 0, None, python=("-X", "dev")
+    ),
+    "an async policy": Case(valid(), 0, r"^$", patch=ASYNC_POLICY),
     # Usage errors (argparse prints its usage and one error line).
     "no arguments": Case(
         lambda d: [], 2, r"(?s)^usage: .*\npython -m plan: error: one of the arguments .*\n$"
@@ -288,6 +346,18 @@ CASES: dict[str, Case] = {
     ),
     "a stack name that is a path": Case(
         lambda d: ["../x", "--out", "out"], 2, ERROR.format(r"'\.\./x' is not a stack name .*")
+    ),
+    "a stack name ending in a newline": Case(
+        lambda d: ["local\n", "--out", "out"], 2, ERROR.format(r"'local\\n' is not a stack name \(.*\)")
+    ),
+    "a --config file name whose stack name ends in a newline": Case(
+        lambda d: [
+            (d / "Pulumi.x\n.yaml").write_text((ROOT / "stacks" / "Pulumi.local.yaml").read_text()),
+            "--config",
+            "Pulumi.x\n.yaml",
+        ][1:],
+        2,
+        ERROR.format(r"'x\\n' is not a stack name \(.*\); it comes from the file name 'Pulumi\.x\\n\.yaml'"),
     ),
     "a missing --config file": Case(
         lambda d: ["--config", "nope.yaml", "--out", "out"], 2, ERROR.format(r"no stack file nope\.yaml")
@@ -351,6 +421,33 @@ CASES: dict[str, Case] = {
             r"Pulumi\.t\.yaml is not valid YAML: a character YAML does not allow at line 2, column 24"
         ),
     ),
+    "a key twice": Case(
+        stack("""\
+            config:
+              determined:cloud: existing
+              determined:namespace: Sup3r-a
+              determined:namespace: Sup3r-b
+            """),
+        2,
+        ERROR.format(
+            r"Pulumi\.t\.yaml is not valid YAML at line 4, column 3: the key 'determined:namespace' appears twice"
+        ),
+        hidden="Sup3r",
+    ),
+    "a key twice deep in a value": Case(
+        stack("""\
+            config:
+              determined:cloud: existing
+              determined:database:
+                mode: external
+                credentials: [{user: u, password: Sup3r-a, password: Sup3r-b}]
+            """),
+        2,
+        ERROR.format(
+            r"Pulumi\.t\.yaml is not valid YAML at line 5, column 48: the key 'password' appears twice"
+        ),
+        hidden="Sup3r",
+    ),
     "a top level that is not a mapping": Case(
         stack("- config\n"),
         2,
@@ -404,6 +501,9 @@ CASES: dict[str, Case] = {
     "--out that is a file": Case(
         valid(out="file"), 2, ERROR.format(r"--out file is a file, not a directory")
     ),
+    "--out below a file": Case(
+        valid(out="file/sub"), 2, ERROR.format(r"--out file/sub: file is a file, not a directory")
+    ),
     "--out holding the stack file": Case(
         valid(out="."),
         2,
@@ -415,6 +515,14 @@ CASES: dict[str, Case] = {
         3,
         r"^internal error: RuntimeError: boom; rerun with --debug for the traceback\n$",
         patch=BREAK_PROGRAM,
+    ),
+    "a master.yaml the master would not accept": Case(
+        valid(),
+        3,
+        ERROR.format(
+            r"master\.yaml would not be accepted by Determined 0\.38\.1: bogus_key: unknown key: .*"
+        ),
+        patch=BOGUS_MASTER_KEY,
     ),
     "a secret on its way into an output": Case(
         valid(),
@@ -436,13 +544,15 @@ def runs(tmp_path_factory):
     for name, case in CASES.items():
         directory = tmp_path_factory.mktemp("case")
         args = case.args(directory)
+        # An unclosed event loop or file is reported, not silently collected.
+        python = [sys.executable, "-W", "always::ResourceWarning", *case.python]
         command = [
-            sys.executable,
+            *python,
             "-c",
             case.patch + "\nimport sys\nfrom plan.cli import main\nsys.exit(main(sys.argv[1:]))",
         ]
         if not case.patch:
-            command = [sys.executable, "-m", "plan"]
+            command = [*python, "-m", "plan"]
         before = {p.name: p.read_bytes() for p in directory.iterdir() if p.is_file()}
         process = subprocess.Popen(
             [*command, *args],
@@ -465,7 +575,8 @@ def test_every_input_gets_its_exit_status_and_message_and_never_a_traceback(runs
     case = CASES[name]
     directory, before, code, stdout, stderr = runs[name]
     assert code == case.code, stderr
-    assert "Traceback" not in stdout + stderr
+    for noise in ("Traceback", "Exception ignored", "ResourceWarning", "never awaited", "was destroyed"):
+        assert noise not in stdout + stderr, stderr
     if case.stderr is not None:
         assert re.search(case.stderr, stderr), stderr
     if case.hidden:
@@ -473,8 +584,59 @@ def test_every_input_gets_its_exit_status_and_message_and_never_a_traceback(runs
     # The user's files are untouched, whatever happened.
     assert {p.name: p.read_bytes() for p in directory.iterdir() if p.is_file()} == before
     if code >= 2:
-        assert not (directory / "out").exists() and stdout == ""
+        assert not (directory / "out").exists() and not (directory / "build").exists() and stdout == ""
         assert [p for p in directory.iterdir() if p.name.startswith(".")] == []
     else:
         assert (directory / "out" / MARKER).is_file()
         assert stdout.startswith("Plan for stack 't'")
+
+
+# --- master.yaml against the master's own key set ------------------------------------------
+
+
+def test_a_master_yaml_the_master_would_not_accept_fails_the_plan(tmp_path, monkeypatch, capsys):
+    import deploy.app.master_yaml as master_yaml
+
+    original = master_yaml.master_config
+
+    def master_config(*args, **kwargs):
+        config = original(*args, **kwargs)
+        config["db"]["sslmode"] = "disable"  # the key is ssl_mode
+        return {**config, "bogus_key": 1}
+
+    monkeypatch.setattr(master_yaml, "master_config", master_config)
+    out = tmp_path / "o"
+    assert cli.main(["local", "--out", str(out)]) == 3
+    assert capsys.readouterr().err == (
+        "error: master.yaml would not be accepted by Determined 0.38.1: db.sslmode: unknown key: "
+        "the master refuses to start (and 1 more)\n"
+    )
+    assert not out.exists()
+
+
+def test_a_release_the_key_set_does_not_describe_is_planned_with_a_warning(tmp_path, capsys):
+    path = write_stack(tmp_path, raw_config(master={"version": "0.99.0"}))
+    assert cli.main(["--config", str(path), "--out", str(tmp_path / "o")]) == 0
+    assert capsys.readouterr().err == (
+        "warning: master.yaml not checked against Determined 0.99.0: its key set is known for 0.26.0 to 0.38.1\n"
+    )
+
+
+@pytest.mark.parametrize("path", list(stack_files()), ids=stack_name)
+def test_every_stacks_master_yaml_is_checked_and_accepted(path, monkeypatch):
+    from deploy.app import master_yaml_schema
+
+    checked = []
+    original = master_yaml_schema.check
+
+    def check(document, version, **kwargs):
+        problems = original(document, version, **kwargs)
+        checked.append((document, version, problems))
+        return problems
+
+    monkeypatch.setattr(master_yaml_schema, "check", check)
+    config, secret_keys = stackfile.load_stack_file(path)
+    prepared = runner.prepare(config, secret_keys)
+    result = runner.run(prepared, stack_name(path), policies=[])
+    assert checked == [(yaml.safe_load(result.master_yaml), prepared.cfg.master.version, [])]
+    assert result.warnings == []

@@ -223,3 +223,60 @@ def test_an_encrypted_value_that_is_not_a_secret_by_nature_is_refused(tmp_path, 
     err = capsys.readouterr().err
     assert "determined:database.host: stored encrypted (secure:), but only passwords, keys and" in err
     assert "Traceback" not in err and not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(
+    ("raw", "path"),
+    [
+        # A rule on the value: the stand-in is not a DNS label.
+        (raw_config(namespace={"secure": "v1:aaa"}), "namespace"),
+        # A relation to other keys: no resource pool has the stand-in's name.
+        (raw_config(defaultComputePool={"secure": "v1:aaa"}), "defaultComputePool"),
+        # Nested.
+        (raw_config(cluster={"name": {"secure": "v1:aaa"}}), "cluster.name"),
+    ],
+)
+def test_an_encrypted_value_that_fails_validation_is_reported_as_encrypted(tmp_path, capsys, raw, path):
+    # Validated as the stand-in, its problems would be about the stand-in, not the value
+    # the user encrypted; what there is to fix is that it is stored encrypted.
+    stack_file = write_stack(tmp_path, raw)
+    assert cli.main(["--config", str(stack_file), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines()[1:] == [f"  determined:{path}: {standins.ENCRYPTED_NOT_SECRET}"]
+    assert stackfile.ENCRYPTED_STAND_IN not in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_mistyped_key_holding_an_encrypted_value_is_reported_as_mistyped(tmp_path):
+    # Not "store it in plain text": the key is meant to be a password.
+    raw = raw_config(database={"mode": "inCluster", "passwrd": {"secure": "v1:aaa"}})
+    config, secret_keys = stackfile.load_stack_file(write_stack(tmp_path, raw))
+    with pytest.raises(ConfigError) as info:
+        standins.prepare(config, secret_keys)
+    assert [str(p) for p in info.value.problems] == [
+        "determined:database.passwrd: unknown key; did you mean 'password'?"
+    ]
+
+
+def test_no_configuration_problem_shows_the_encrypted_values_stand_in(monkeypatch):
+    # A problem elsewhere that quotes the value (a relation between keys) shows it as such.
+    stand_in = stackfile.ENCRYPTED_STAND_IN
+
+    def load_config(raw):
+        raise ConfigError(
+            [
+                standins.stack_config.Problem("namespace", f"{stand_in!r} is not a valid DNS label"),
+                standins.stack_config.Problem("resourcePools[0].namespace", f"{stand_in!r} is taken"),
+                standins.stack_config.Problem("defaultAuxPool", f'no pool "{stand_in}" or {stand_in}-x'),
+            ]
+        )
+
+    monkeypatch.setattr(standins.stack_config, "load_config", load_config)
+    config = pulumi_config(raw_config()) | {"determined:namespace": stand_in}
+    with pytest.raises(ConfigError) as info:
+        standins.prepare(config, ["determined:namespace"])
+    assert [str(p) for p in info.value.problems] == [
+        f"determined:namespace: {standins.ENCRYPTED_NOT_SECRET}",
+        "determined:resourcePools[0].namespace: (encrypted value) is taken",
+        "determined:defaultAuxPool: no pool (encrypted value) or (encrypted value)-x",
+    ]

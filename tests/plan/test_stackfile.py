@@ -71,7 +71,7 @@ def test_stack_names_pulumi_accepts(name):
     assert stackfile.check_stack_name(name) == name
 
 
-@pytest.mark.parametrize("name", ["", ".", "..", "../x", "a/b", "a b", "x" * 101])
+@pytest.mark.parametrize("name", ["", ".", "..", "../x", "a/b", "a b", "x" * 101, "local\n", "\nlocal"])
 def test_stack_names_that_are_not(name):
     with pytest.raises(StackFileError, match="is not a stack name"):
         stackfile.check_stack_name(name)
@@ -100,3 +100,44 @@ def test_a_file_that_cannot_be_read_is_a_usage_error(tmp_path, monkeypatch, erro
     with pytest.raises(StackFileError) as info:
         stackfile.load_stack_file(path)
     assert str(info.value) == message.format(path)
+
+
+def test_a_config_key_ending_in_a_newline_is_refused(tmp_path):
+    # A quoted key may hold a newline; `^...$` with re.match let a trailing one through.
+    with pytest.raises(StackFileError, match=r"config key 'determined:cloud\\n' is not of the form"):
+        load(tmp_path, 'config:\n  "determined:cloud\\n": existing\n')
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "key"),
+    [
+        ("config:\n  determined:cloud: a\n  determined:cloud: b\n", "line 3, column 3", "determined:cloud"),
+        ("config:\n  determined:cloud: a\nconfig: {}\n", "line 3, column 1", "config"),
+        ("config:\n  determined:cluster:\n    name: a\n    name: b\n", "line 4, column 5", "name"),
+        (
+            "config:\n  determined:nodePools: [{name: a, gpu: {count: 1, count: 2}}]\n",
+            "line 2, column 52",
+            "count",
+        ),
+        # As go-yaml compares keys: by their text, however they are quoted.
+        ("config:\n  determined:cloud: a\n  'determined:cloud': b\n", "line 3, column 3", "determined:cloud"),
+    ],
+)
+def test_a_key_twice_in_one_mapping_is_refused_at_any_depth(tmp_path, text, where, key):
+    with pytest.raises(StackFileError) as info:
+        load(tmp_path, text)
+    assert str(info.value) == (
+        f"{tmp_path / 'Pulumi.t.yaml'} is not valid YAML at {where}: the key {key!r} appears twice"
+    )
+
+
+def test_the_same_key_in_different_mappings_and_over_a_merge_is_not_a_duplicate(tmp_path):
+    config, _ = load(
+        tmp_path,
+        "defaults: &d {name: base, context: kind}\n"
+        "config:\n"
+        "  determined:cluster: {<<: *d, name: mine}\n"
+        "  determined:nodePools: [{name: a}, {name: b}]\n",
+    )
+    assert json.loads(config["determined:cluster"]) == {"name": "mine", "context": "kind"}
+    assert json.loads(config["determined:nodePools"]) == [{"name": "a"}, {"name": "b"}]
