@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from deploy import versions
+from deploy.config.errors import format_path
 from deploy.config.resource_pools import determined_owned
 from deploy.kube import validation
 from deploy.kube.schema import KUBERNETES_SCHEMA_VERSION
@@ -161,15 +162,8 @@ IGNORED = "the master ignores it (a setting with no effect)"
 
 
 def _join(*parts: Any) -> str:
-    text = ""
-    for part in parts:
-        if part is None or part == "":
-            continue
-        if isinstance(part, int):
-            text += f"[{part}]"
-        else:
-            text += ("." if text else "") + str(part)
-    return text
+    """A key path from parts, leaving out empty ones (the document's root has no name)."""
+    return format_path(part for part in parts if part is not None and part != "")
 
 
 def _kind(value: Any) -> str:
