@@ -731,6 +731,18 @@ BAD_CASES += [
         "determined:nodePools[1].taints[0].value: label value 'b c' for 'a' is invalid",
     ),
     (
+        "tls exposure",
+        {
+            "tls": {
+                "mode": "ingress",
+                "host": "det.example.com",
+                "certificate": {"email": "a@b.io"},
+                "exposure": "private",
+            }
+        },
+        "determined:tls.exposure: must be one of 'public' or 'internal' (got 'private')",
+    ),
+    (
         "tls key without tls",
         {"tls": {"host": "det.example.com"}},
         "determined:tls.host: only for tls.mode ingress or master",
