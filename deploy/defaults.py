@@ -43,6 +43,8 @@ DB_RESOURCES = {
 # How a secret value appears wherever the project shows configuration without revealing it
 # (the offline plan's master.yaml and every other plan file).
 REDACTED = "[secret]"
+# How a value the cloud computes appears there before it exists (a first preview).
+NOT_KNOWN_YET = "[unknown until apply]"
 
 # --- generated passwords -------------------------------------------------------------
 PASSWORD_LENGTH = 24
@@ -53,3 +55,6 @@ PASSWORD_LENGTH = 24
 NODE_POOL_LABEL = "determined.ai/node-pool"
 # Container in task pods that runs the workload (Determined's fixed name).
 TASK_CONTAINER = "determined-container"
+# Kubernetes service account task pods run as where the platform grants them storage
+# access through workload identity (one per task namespace).
+TASK_SERVICE_ACCOUNT = "determined-task"

@@ -18,6 +18,8 @@ def main() -> Determined:
     cluster = platform.connect(cfg)
     det = Determined("determined", cfg, cluster)
 
+    for name, value in cluster.exports.items():
+        pulumi.export(name, value)
     pulumi.export("masterUrl", det.master.url)
     pulumi.export("namespace", cfg.namespace)
     pulumi.export(

@@ -38,8 +38,11 @@ WORKSPACE_NAMESPACES_SINCE = (0, 35, 0)
 # PostgreSQL 17 is supported upstream until November 2029.
 POSTGRES_IMAGE = "postgres:17.6"
 
-# NVIDIA GPU operator chart (installed by a later component).
-DEFAULT_GPU_OPERATOR_VERSION = "v25.10.1"
+# NVIDIA GPU operator chart (repo https://helm.ngc.nvidia.com/nvidia), newest release; its
+# value keys are checked by tests/invariants against tests/data/chart-keys.
+GPU_OPERATOR_CHART = "gpu-operator"
+GPU_OPERATOR_REPOSITORY = "https://helm.ngc.nvidia.com/nvidia"
+DEFAULT_GPU_OPERATOR_VERSION = "v26.7.0"
 
 
 def parse_version(version: str) -> tuple[int, int, int]:

@@ -78,6 +78,11 @@ class Recorder:
     deployment: Any = None
     # Registered inputs by URN: a resource's provider settings (region, project) for the mocks.
     inputs_by_urn: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # master.yaml as the program previews it (secrets as placeholders).
+    master_yaml: str | None = None
+    # What the mocks answered for each resource, by (type, name): the computed outputs
+    # tests compare with what the program did with them.
+    outputs: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
 
 
 def unknown_paths(value: struct_pb2.Struct | struct_pb2.Value, path: str = "") -> list[str]:
@@ -418,6 +423,71 @@ def _gcp_service_account(req: Request) -> dict[str, Any]:
     }
 
 
+def _gcp_link(req: Request, path: str) -> str:
+    return f"https://www.googleapis.com/compute/v1/projects/{_gcp_project(req)}/{path}"
+
+
+def _network(req: Request) -> dict[str, Any]:
+    return {
+        "selfLink": _gcp_link(req, f"global/networks/{req.inputs['name']}"),
+        "gatewayIpv4": "",
+        "numericId": str(int(_digest(req.seed, length=15), 16)),
+    }
+
+
+def _subnetwork(req: Request) -> dict[str, Any]:
+    region = req.inputs.get("region") or _gcp_region(req)
+    cidr = req.inputs.get("ipCidrRange", "10.0.0.0/20")
+    gateway = cidr.split("/")[0].rsplit(".", 1)[0] + ".1" if isinstance(cidr, str) else ""
+    return {
+        "selfLink": _gcp_link(req, f"regions/{region}/subnetworks/{req.inputs['name']}"),
+        "gatewayAddress": gateway,
+        "fingerprint": _digest(req.seed, length=12),
+        "creationTimestamp": CREATED_AT,
+    }
+
+
+def _router(req: Request) -> dict[str, Any]:
+    region = req.inputs.get("region") or _gcp_region(req)
+    return {
+        "selfLink": _gcp_link(req, f"regions/{region}/routers/{req.inputs['name']}"),
+        "creationTimestamp": CREATED_AT,
+    }
+
+
+def _global_address(req: Request) -> dict[str, Any]:
+    return {
+        "address": "10.100.0.0",
+        "selfLink": _gcp_link(req, f"global/addresses/{req.inputs['name']}"),
+        "creationTimestamp": CREATED_AT,
+    }
+
+
+def _gcp_iam_member(req: Request) -> dict[str, Any]:
+    return {"etag": f"BwY{_digest(req.seed, length=9)}="}
+
+
+def _gcp_ident(*keys: str) -> Callable[[Request], str]:
+    """An ID made of inputs, as the provider composes it (`<a>/<b>/...`)."""
+
+    def ident(req: Request) -> str:
+        return "/".join(str(req.inputs.get(key, "")) for key in keys)
+
+    return ident
+
+
+def _gcp_path(template: str) -> Callable[[Request], str]:
+    """A resource ID as Google's provider forms it, e.g. projects/{project}/global/networks/{name}."""
+
+    def ident(req: Request) -> str:
+        location = req.inputs.get("location") or req.inputs.get("region") or _gcp_region(req)
+        return template.format(
+            project=_gcp_project(req), location=location, name=req.inputs.get("name", req.name)
+        )
+
+    return ident
+
+
 def _eks_cluster(req: Request) -> dict[str, Any]:
     name, region = req.inputs["name"], _aws_region(req)
     cluster_id = _digest(req.seed, length=32).upper()
@@ -495,11 +565,49 @@ RESOURCES: dict[str, ResourceModel] = {
         create=_random_password, ident=lambda _: "none"
     ),
     "kubernetes:helm.sh/v3:Release": ResourceModel(create=_helm_release, autoname="name"),
-    "gcp:container/cluster:Cluster": ResourceModel(create=_gke_cluster, autoname="name"),
-    "gcp:container/nodePool:NodePool": ResourceModel(create=_gke_node_pool, autoname="name"),
+    "gcp:container/cluster:Cluster": ResourceModel(
+        create=_gke_cluster,
+        autoname="name",
+        ident=_gcp_path("projects/{project}/locations/{location}/clusters/{name}"),
+    ),
+    "gcp:container/nodePool:NodePool": ResourceModel(
+        create=_gke_node_pool,
+        autoname="name",
+        ident=lambda req: f"{req.inputs.get('cluster')}/nodePools/{req.inputs.get('name', req.name)}",
+    ),
     "gcp:storage/bucket:Bucket": ResourceModel(create=_gcs_bucket, autoname="name"),
     "gcp:sql/databaseInstance:DatabaseInstance": ResourceModel(create=_cloud_sql, autoname="name"),
     "gcp:serviceaccount/account:Account": ResourceModel(create=_gcp_service_account),
+    "gcp:compute/network:Network": ResourceModel(
+        create=_network, autoname="name", ident=_gcp_path("projects/{project}/global/networks/{name}")
+    ),
+    "gcp:compute/subnetwork:Subnetwork": ResourceModel(
+        create=_subnetwork,
+        autoname="name",
+        ident=_gcp_path("projects/{project}/regions/{location}/subnetworks/{name}"),
+    ),
+    "gcp:compute/router:Router": ResourceModel(
+        create=_router,
+        autoname="name",
+        ident=_gcp_path("projects/{project}/regions/{location}/routers/{name}"),
+    ),
+    "gcp:compute/routerNat:RouterNat": ResourceModel(
+        autoname="name", ident=_gcp_ident("region", "router", "name")
+    ),
+    "gcp:compute/globalAddress:GlobalAddress": ResourceModel(
+        create=_global_address, autoname="name", ident=_gcp_path("projects/{project}/global/addresses/{name}")
+    ),
+    "gcp:servicenetworking/connection:Connection": ResourceModel(
+        create=lambda req: {"peering": "servicenetworking-googleapis-com"},
+        ident=_gcp_ident("network", "service"),
+    ),
+    "gcp:projects/iAMMember:IAMMember": ResourceModel(create=_gcp_iam_member),
+    "gcp:serviceaccount/iAMMember:IAMMember": ResourceModel(create=_gcp_iam_member),
+    "gcp:storage/bucketIAMMember:BucketIAMMember": ResourceModel(create=_gcp_iam_member),
+    "gcp:sql/database:Database": ResourceModel(
+        create=lambda req: {"charset": "UTF8", "collation": "en_US.UTF8"}, autoname="name"
+    ),
+    "gcp:sql/user:User": ResourceModel(create=lambda req: {"sqlServerUserDetails": []}),
     "aws:eks/cluster:Cluster": ResourceModel(create=_eks_cluster, autoname="name"),
     "aws:eks/nodeGroup:NodeGroup": ResourceModel(create=_eks_node_group, autoname="nodeGroupName"),
     "aws:s3/bucketV2:BucketV2": ResourceModel(create=_s3_bucket, autoname="bucket"),
@@ -616,6 +724,7 @@ class PlanMocks(pulumi.runtime.Mocks):
             return "", checked
         req = Request(req.type, req.name, checked, req.provider)
         outputs = _merge(checked, model.create(req))
+        self.recorder.outputs[(args.typ, args.name)] = outputs
         if args.typ == "random:index/randomPassword:RandomPassword":
             self.recorder.generated_secrets |= {outputs["result"], outputs["bcryptHash"]}
         return args.resource_id or model.ident(req), outputs

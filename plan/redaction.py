@@ -14,10 +14,10 @@ from typing import Any
 from pulumi.output import Unknown
 from pulumi.runtime import rpc
 
-from deploy.defaults import REDACTED
+from deploy.defaults import NOT_KNOWN_YET, REDACTED
 
 SECRET = REDACTED
-UNKNOWN = "[unknown until apply]"
+UNKNOWN = NOT_KNOWN_YET
 
 
 def is_secret(value: Any) -> bool:

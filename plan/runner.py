@@ -134,6 +134,10 @@ def run_program(
 
     def main() -> None:
         recorder.deployment = program.main()
+        # master.yaml as previews show it: an Output (it may name what the cloud computes).
+        master = getattr(recorder.deployment, "master", None)
+        if master is not None:
+            master.config_preview.apply(lambda text: setattr(recorder, "master_yaml", text))
 
     with _event_loops() as loop:
         pulumi.runtime.set_mocks(
@@ -225,8 +229,7 @@ def run(prepared: Prepared, stack: str, policies=None, preview: bool = False) ->
         )
         if _is_kubernetes_object(reg):
             result.manifests.append(_manifest(inputs))
-    master = getattr(recorder.deployment, "master", None)
-    result.master_yaml = getattr(master, "config_preview", None)
+    result.master_yaml = recorder.master_yaml
     if result.master_yaml is not None:
         result.warnings += check_master_yaml(result.master_yaml, prepared.cfg.master.version, result.secrets)
     result.outputs = redact(recorder.stack_outputs)

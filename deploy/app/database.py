@@ -1,9 +1,11 @@
-"""The master's PostgreSQL database: in the cluster, or external.
+"""The master's PostgreSQL database: in the cluster, external, or managed by the cloud.
 
 inCluster: a StatefulSet of a pinned, supported PostgreSQL with its own PersistentVolumeClaim,
 a generated password in a Secret and a ClusterIP Service. The claim, and the namespace it
 lives in, outlive `pulumi destroy` unless `allowDataDeletion` is set (dev only).
 external: nothing is created; the connection goes into master.yaml.
+managed: the platform created the server (Cloud SQL); its address and password come from
+the cluster handle.
 """
 
 from __future__ import annotations
@@ -13,18 +15,19 @@ from typing import Any
 
 import pulumi
 
-from deploy import defaults, kube, versions
-from deploy.app import passwords
-from deploy.config import ExternalDatabase, InClusterDatabase, StackConfig
+from deploy import defaults, kube, passwords, versions
+from deploy.config import ExternalDatabase, InClusterDatabase, ManagedDatabase, StackConfig
+from deploy.platform import ClusterHandle, DatabaseServer
 
 COMPONENT = "database"
 
 
 @dataclass(frozen=True)
 class DatabaseEndpoint:
-    """Where and as whom the master connects (the password travels separately)."""
+    """Where and as whom the master connects (the password travels separately). `host`
+    may be an Output (a managed server's address); master.yaml is built once it is known."""
 
-    host: str
+    host: pulumi.Input[str]
     port: int
     name: str
     user: str
@@ -32,10 +35,13 @@ class DatabaseEndpoint:
     ssl_root_cert: str | None = None  # PEM content; mounted next to master.yaml
 
 
-def endpoint(cfg: StackConfig) -> DatabaseEndpoint:
+def endpoint(cfg: StackConfig, server: DatabaseServer | None = None) -> DatabaseEndpoint:
     db = cfg.database
     if isinstance(db, ExternalDatabase):
         return DatabaseEndpoint(db.host, db.port, db.name, db.user, db.ssl_mode, db.ssl_root_cert)
+    if isinstance(db, ManagedDatabase):
+        assert server is not None  # the platform creates one for every managed database
+        return DatabaseEndpoint(server.host, server.port, server.name, server.user, server.ssl_mode)
     return DatabaseEndpoint(
         defaults.DB_SERVICE_NAME, defaults.DB_PORT, defaults.DB_DATABASE, defaults.DB_USER
     )
@@ -152,14 +158,17 @@ class Database(pulumi.ComponentResource):
         self,
         name: str,
         cfg: StackConfig,
-        default_storage_class: str | None,
+        cluster: ClusterHandle,
         depends_on: list[pulumi.Resource],
         opts: pulumi.ResourceOptions | None = None,
     ):
         super().__init__("determined:components:Database", name, None, opts)
-        self.endpoint = endpoint(cfg)
-        # External databases always have a configured password (validation requires it).
-        self.password = passwords.configured_or_generated("db-password", cfg.database.password, self)
+        self.endpoint = endpoint(cfg, cluster.database)
+        if cluster.database is not None:
+            self.password = cluster.database.password
+        else:
+            # External databases always have a configured password (validation requires it).
+            self.password = passwords.configured_or_generated("db-password", cfg.database.password, self)
         if not isinstance(cfg.database, InClusterDatabase):
             self.register_outputs({})
             return
@@ -167,7 +176,7 @@ class Database(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self, depends_on=depends_on)
         secret = kube.register(password_secret(cfg.namespace, self.password), child)
         claim = kube.register(
-            volume_claim(cfg.database, cfg.namespace, default_storage_class),
+            volume_claim(cfg.database, cfg.namespace, cluster.default_storage_class),
             pulumi.ResourceOptions.merge(child, data_options(cfg)),
         )
         svc = kube.register(service(cfg), child)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pulumi
 
-from deploy import kube
+from deploy import defaults, kube
 from deploy.app import database, master, resource_pools
 from deploy.config import InClusterDatabase, StackConfig
 from deploy.platform import ClusterHandle
@@ -56,16 +56,22 @@ class Determined(pulumi.ComponentResource):
         ]
         base = [ns, *priority_classes]
 
-        self.database = database.Database(
-            "database", cfg, cluster.default_storage_class, depends_on=base, opts=child
+        self.database = database.Database("database", cfg, cluster, depends_on=base, opts=child)
+        self.resource_pools = resource_pools.ResourcePools(
+            "resource-pools", cfg, cluster.storage_identity, master_namespace=ns, opts=child
         )
-        self.resource_pools = resource_pools.ResourcePools("resource-pools", cfg, opts=child)
+        placement = master.Placement(
+            bucket=cluster.bucket,
+            task_service_account=defaults.TASK_SERVICE_ACCOUNT if cluster.storage_identity else None,
+        )
         self.master = master.DeterminedMaster(
             "master",
             cfg,
             db=self.database.endpoint,
             db_password=self.database.password,
             depends_on=[*base, self.database, self.resource_pools],
+            placement=placement,
+            storage_identity=cluster.storage_identity,
             opts=child,
         )
         self.register_outputs({"url": self.master.url})

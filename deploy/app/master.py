@@ -8,12 +8,14 @@ PriorityClasses.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pulumi
+from pulumi.output import Unknown
 
-from deploy import defaults, kube
-from deploy.app import master_yaml, passwords
+from deploy import defaults, kube, passwords
+from deploy.app import master_yaml
 from deploy.app.database import DatabaseEndpoint
 from deploy.config import StackConfig
 
@@ -48,10 +50,12 @@ def _rbac_name(cfg: StackConfig) -> str:
     return f"{defaults.MASTER_NAME}-{cfg.namespace}"
 
 
-def service_account(cfg: StackConfig) -> dict[str, Any]:
-    return kube.manifest(
-        "v1", "ServiceAccount", kube.metadata(defaults.MASTER_NAME, COMPONENT, cfg.namespace)
-    )
+def service_account(cfg: StackConfig, annotations: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The master's account; `annotations` bind it to a cloud identity (checkpoint storage)."""
+    meta = kube.metadata(defaults.MASTER_NAME, COMPONENT, cfg.namespace)
+    if annotations:
+        meta["annotations"] = dict(annotations)
+    return kube.manifest("v1", "ServiceAccount", meta)
 
 
 def cluster_role(cfg: StackConfig) -> dict[str, Any]:
@@ -102,10 +106,24 @@ def config_secret(namespace: str, files: Any) -> dict[str, Any]:
     return kube.manifest("v1", "Secret", meta, type="Opaque", stringData=files)
 
 
+@dataclass(frozen=True)
+class Placement:
+    """What the platform decided that master.yaml names: a bucket it created, and the
+    service account tasks run as (bound to storage by workload identity)."""
+
+    bucket: str | None = None
+    task_service_account: str | None = None
+
+
 def config_files(
-    cfg: StackConfig, db: DatabaseEndpoint, secrets: master_yaml.MasterSecrets
+    cfg: StackConfig,
+    db: DatabaseEndpoint,
+    secrets: master_yaml.MasterSecrets,
+    placement: Placement = Placement(),
 ) -> dict[str, str]:
-    files = {master_yaml.MASTER_YAML: master_yaml.render(master_yaml.master_config(cfg, db, secrets))}
+    """The files of the master's config Secret; `db.host` must be resolved (a str)."""
+    config = master_yaml.master_config(cfg, db, secrets, placement.bucket, placement.task_service_account)
+    files = {master_yaml.MASTER_YAML: master_yaml.render(config)}
     if db.ssl_root_cert:
         files[master_yaml.DB_ROOT_CERT] = db.ssl_root_cert
     return files
@@ -175,9 +193,10 @@ class DeterminedMaster(pulumi.ComponentResource):
     the config has none)."""
 
     initial_user_password: pulumi.Output[str]
-    # master.yaml as the master receives it, every secret replaced by a placeholder: what
-    # previews (the offline plan) show, built by the same code as the real file.
-    config_preview: str
+    # master.yaml as the master receives it, every secret replaced by a placeholder and
+    # every value the cloud has not given yet by another: what previews (the offline plan)
+    # show, built by the same code as the real file.
+    config_preview: pulumi.Output[str]
 
     def __init__(
         self,
@@ -186,6 +205,8 @@ class DeterminedMaster(pulumi.ComponentResource):
         db: DatabaseEndpoint,
         db_password: pulumi.Input[str],
         depends_on: list[pulumi.Resource],
+        placement: Placement = Placement(),
+        storage_identity: dict[str, pulumi.Input[str]] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ):
         super().__init__("determined:components:Master", name, None, opts)
@@ -195,11 +216,19 @@ class DeterminedMaster(pulumi.ComponentResource):
             "initial-user-password", cfg.master.initial_user_password, self
         )
 
-        self.config_preview = config_files(cfg, db, master_yaml.MasterSecrets.redacted())[
-            master_yaml.MASTER_YAML
-        ]
-        files = pulumi.Output.all(db_password, self.initial_user_password).apply(
-            lambda values: config_files(cfg, db, master_yaml.MasterSecrets(*values))
+        def preview(host: Any) -> str:
+            known = defaults.NOT_KNOWN_YET if isinstance(host, Unknown) else host
+            files = config_files(
+                cfg, replace(db, host=known), master_yaml.MasterSecrets.redacted(), placement
+            )
+            return files[master_yaml.MASTER_YAML]
+
+        # Runs in a preview too, with whatever the cloud has not told yet marked as such.
+        self.config_preview = pulumi.Output.from_input(db.host).apply(preview, run_with_unknowns=True)
+        files = pulumi.Output.all(db.host, db_password, self.initial_user_password).apply(
+            lambda values: config_files(
+                cfg, replace(db, host=values[0]), master_yaml.MasterSecrets(*values[1:]), placement
+            )
         )
         # A keyed digest of the files reveals none of their secrets; kept plain so that the
         # Deployment is not hidden as a secret in previews and plans.
@@ -208,7 +237,7 @@ class DeterminedMaster(pulumi.ComponentResource):
             pulumi.Output.all(files, checksum_key).apply(lambda args: master_yaml.checksum(*args))
         )
 
-        account = kube.register(service_account(cfg), child)
+        account = kube.register(service_account(cfg, storage_identity), child)
         role = kube.register(cluster_role(cfg), child)
         binding = kube.register(
             cluster_role_binding(cfg),

@@ -49,7 +49,10 @@ def master_config(
     db: DatabaseEndpoint,
     secrets: MasterSecrets,
     bucket: str | None = None,
+    task_service_account: str | None = None,
 ) -> dict[str, Any]:
+    """master.yaml for `cfg`. `bucket`: a checkpoint bucket the platform created;
+    `task_service_account`: what task pods run as (workload identity for storage)."""
     version = cfg.master.version_tuple
     per_pool_slots = version >= versions.PER_POOL_MAX_SLOTS_SINCE
 
@@ -90,10 +93,15 @@ def master_config(
     for key, spec in (
         ("cpu_pod_spec", tcd_cfg.cpu_pod_spec),
         ("gpu_pod_spec", tcd_cfg.gpu_pod_spec),
-        ("checkpoint_gc_pod_spec", tcd_cfg.checkpoint_gc_pod_spec),
     ):
         if spec:
             task_container_defaults[key] = resource_pools.task_pod(spec)
+    # Checkpoint GC reads and deletes checkpoints: it runs as the task service account too.
+    gc_account = task_service_account if version >= versions.CHECKPOINT_GC_POD_SPEC_SINCE else None
+    if tcd_cfg.checkpoint_gc_pod_spec or gc_account:
+        task_container_defaults["checkpoint_gc_pod_spec"] = resource_pools.task_pod(
+            resource_pools.service_account(gc_account), tcd_cfg.checkpoint_gc_pod_spec
+        )
     if per_pool_slots:
         task_container_defaults["kubernetes"] = {"max_slots_per_pod": cfg.max_slots_per_pod}
 
@@ -108,7 +116,7 @@ def master_config(
         config["security"] = security
     config["port"] = defaults.MASTER_CONTAINER_PORT
     config["resource_manager"] = resource_manager
-    config["resource_pools"] = resource_pools.master_resource_pools(cfg)
+    config["resource_pools"] = resource_pools.master_resource_pools(cfg, task_service_account)
     if task_container_defaults:
         config["task_container_defaults"] = task_container_defaults
     config["telemetry"] = {"enabled": cfg.master.telemetry}

@@ -40,15 +40,7 @@ def task_pod(*layers: dict[str, Any]) -> dict[str, Any]:
 
 def tolerations_for(pool: NodePool) -> list[dict[str, Any]]:
     """Tolerations for every taint of `pool` (GPU pools: nvidia.com/gpu first)."""
-    result = []
-    for taint in pool.all_taints:
-        toleration: dict[str, Any] = {"key": taint.key}
-        if taint.value:
-            toleration |= {"operator": "Equal", "value": taint.value}
-        else:
-            toleration["operator"] = "Exists"
-        result.append({**toleration, "effect": taint.effect})
-    return result
+    return [taint.toleration for taint in pool.all_taints]
 
 
 def pin(pod: dict[str, Any], node_pool: NodePool) -> dict[str, Any]:
@@ -64,15 +56,25 @@ def pin(pod: dict[str, Any], node_pool: NodePool) -> dict[str, Any]:
     return {**pod, "spec": spec}
 
 
-def pool_pod_specs(cfg: StackConfig, rp: ResourcePoolConfig) -> dict[str, dict[str, Any]]:
-    """cpu_pod_spec and gpu_pod_spec of a pool: the defaults, the pool's podSpec over
-    them (strategic merge), then the pinning (which the pool cannot undo)."""
+def service_account(name: str | None) -> dict[str, Any]:
+    """The layer that runs task pods as `name` (the account workload identity binds to
+    storage), or nothing. Layered first: a pool's podSpec may still choose another."""
+    return {"spec": {"serviceAccountName": name}} if name else {}
+
+
+def pool_pod_specs(
+    cfg: StackConfig, rp: ResourcePoolConfig, task_service_account: str | None = None
+) -> dict[str, dict[str, Any]]:
+    """cpu_pod_spec and gpu_pod_spec of a pool: the task service account, the defaults and
+    the pool's podSpec over them (strategic merge), then the pinning (which the pool
+    cannot undo)."""
     tcd = cfg.task_container_defaults
     node_pool = cfg.node_pool_of(rp)
-    cpu = task_pod(tcd.cpu_pod_spec, rp.pod_spec)
+    account = service_account(task_service_account)
+    cpu = task_pod(account, tcd.cpu_pod_spec, rp.pod_spec)
     if node_pool.gpu:
         cpu = strategic_merge.merge_pods(cpu, _HIDE_GPUS)
-    gpu = task_pod(tcd.gpu_pod_spec, rp.pod_spec)
+    gpu = task_pod(account, tcd.gpu_pod_spec, rp.pod_spec)
     return {"cpu_pod_spec": pin(cpu, node_pool), "gpu_pod_spec": pin(gpu, node_pool)}
 
 
@@ -87,14 +89,14 @@ def pool_max_slots(cfg: StackConfig, rp: ResourcePoolConfig) -> int | None:
     return node_pool.gpu_count if cfg.slot_type == "gpu" and node_pool.gpu else None
 
 
-def master_resource_pools(cfg: StackConfig) -> list[dict[str, Any]]:
+def master_resource_pools(cfg: StackConfig, task_service_account: str | None = None) -> list[dict[str, Any]]:
     """The `resource_pools` section of master.yaml."""
     pools = []
     for rp in cfg.resource_pools:
         entry: dict[str, Any] = {"pool_name": rp.name, "description": rp.description}
         if cfg.master.version_tuple < versions.WORKSPACE_NAMESPACES_SINCE:
             entry["kubernetes_namespace"] = rp.namespace_name
-        tcd: dict[str, Any] = pool_pod_specs(cfg, rp)
+        tcd: dict[str, Any] = pool_pod_specs(cfg, rp, task_service_account)
         max_slots = pool_max_slots(cfg, rp)
         if max_slots is not None:
             tcd["kubernetes"] = {"max_slots_per_pod": max_slots}
@@ -126,15 +128,38 @@ def quota(rp: ResourcePoolConfig) -> dict[str, Any] | None:
     return kube.manifest("v1", "ResourceQuota", meta, spec={"hard": hard})
 
 
-class ResourcePools(pulumi.ComponentResource):
-    """Namespaces (and quotas) for the resource pools."""
+def task_service_accounts(cfg: StackConfig, annotations: dict[str, Any]) -> list[dict[str, Any]]:
+    """The service account task pods run as, in every namespace tasks run in, annotated
+    for workload identity."""
+    accounts = []
+    for ns in cfg.task_namespaces:
+        meta = kube.metadata(defaults.TASK_SERVICE_ACCOUNT, "task", ns)
+        meta["annotations"] = dict(annotations)
+        accounts.append(kube.manifest("v1", "ServiceAccount", meta))
+    return accounts
 
-    def __init__(self, name: str, cfg: StackConfig, opts: pulumi.ResourceOptions | None = None):
+
+class ResourcePools(pulumi.ComponentResource):
+    """Namespaces (and quotas) for the resource pools, and the task service accounts when
+    the platform binds storage to them (`storage_identity`)."""
+
+    def __init__(
+        self,
+        name: str,
+        cfg: StackConfig,
+        storage_identity: dict[str, Any],
+        master_namespace: pulumi.Resource,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
         super().__init__("determined:components:ResourcePools", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.namespaces = {}
         for obj in namespaces(cfg):
             self.namespaces[obj["metadata"]["name"]] = kube.register(obj, child)
+        if storage_identity:
+            for obj in task_service_accounts(cfg, storage_identity):
+                ns = self.namespaces.get(obj["metadata"]["namespace"], master_namespace)
+                kube.register(obj, pulumi.ResourceOptions(parent=self, depends_on=[ns]))
         for rp in cfg.resource_pools:
             obj = quota(rp)
             if obj:

@@ -9,7 +9,7 @@ from pydantic import BeforeValidator, Field, field_validator
 from deploy import defaults
 from deploy.config.base import ConfigModel, default_tag
 from deploy.config.secrets import Secret
-from deploy.config.syntax import DnsSubdomain, NonEmpty, Quantity, whole_number
+from deploy.config.syntax import DnsSubdomain, Flag, NonEmpty, Quantity, whole_number
 
 SslMode = Literal["disable", "allow", "prefer", "require", "verify-ca", "verify-full"]
 
@@ -45,10 +45,13 @@ class ExternalDatabase(ConfigModel):
 
 
 class ManagedDatabase(ConfigModel):
-    """Cloud SQL (gke) or RDS (eks), created by the stack."""
+    """Cloud SQL (gke) or RDS (eks), created by the stack, reached on a private address."""
 
     mode: Literal["managed"]
-    tier: NonEmpty  # Cloud SQL tier or RDS instance class
+    tier: NonEmpty  # Cloud SQL tier (db-custom-2-8192) or RDS instance class
+    storage_size_gb: whole_number(10, 65536) = 20
+    # A standby in a second zone; default: on in prod, off in dev.
+    high_availability: Flag | None = None
 
 
 DatabaseConfig = Annotated[

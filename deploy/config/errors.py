@@ -185,7 +185,9 @@ def _only_in(located: tuple[int, _Union], keys: list[Any]) -> str:
             continue
         _, _, other = _model_at(variant, tuple(keys[position:-1]))
         other = _strip(other)
-        field = _fields_by_alias(other).get(keys[-1]) if isinstance(other, type) else None
+        if not isinstance(other, type):
+            continue  # the key's parent exists in this variant only: nothing to contrast
+        field = _fields_by_alias(other).get(keys[-1])
         if field is None or not field.is_required():
             return f" for {format_path([*keys[:position], union.discriminator])} {union.tag}"
     return ""

@@ -37,6 +37,13 @@ class Taint(ConfigModel):
             raise ValueError(message)
         return value
 
+    @property
+    def toleration(self) -> dict[str, str]:
+        """The toleration that lets a pod onto nodes with this taint."""
+        if self.value:
+            return {"key": self.key, "operator": "Equal", "value": self.value, "effect": self.effect}
+        return {"key": self.key, "operator": "Exists", "effect": self.effect}
+
 
 # Every GPU node pool carries this taint so that only pods asking for GPUs land there.
 GPU_TAINT = Taint(key="nvidia.com/gpu", value="present", effect="NoSchedule")
@@ -102,3 +109,26 @@ class CloudNodePool(NodePool):
     @property
     def selector(self) -> dict[str, str]:
         return {defaults.NODE_POOL_LABEL: self.name}
+
+
+class GpuSharing(ConfigModel):
+    """Several containers on one GPU (GKE time-sharing or NVIDIA MPS)."""
+
+    strategy: Literal["TIME_SHARING", "MPS"]
+    max_shared_clients_per_gpu: whole_number(2, 48)
+
+
+class GkeGpuConfig(CloudGpuConfig):
+    # GKE-managed drivers: DEFAULT (the version GKE tests with the node version) or LATEST.
+    driver_version: Literal["DEFAULT", "LATEST"] = "DEFAULT"
+    # MIG partition of each GPU (A100/H100/H200/B200), e.g. 1g.10gb.
+    partition_size: NonEmpty | None = None
+    sharing: GpuSharing | None = None
+
+
+class GkeNodePool(CloudNodePool):
+    gpu: GkeGpuConfig | None = None
+    image_type: Literal["COS_CONTAINERD", "UBUNTU_CONTAINERD"] = "COS_CONTAINERD"
+    disk_size_gb: whole_number(10, 65536) = 100
+    # Default: pd-balanced, or hyperdisk-balanced for series that only take Hyperdisk.
+    disk_type: Literal["pd-balanced", "pd-ssd", "pd-standard", "hyperdisk-balanced"] | None = None

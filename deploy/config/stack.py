@@ -26,8 +26,9 @@ from deploy.config.checkpoint_storage import (
 from deploy.config.cluster import ClusterConfig, EksCluster, ExistingCluster, GkeCluster
 from deploy.config.database import DatabaseConfig, ExternalDatabase, ManagedDatabase
 from deploy.config.errors import Problem, format_path
+from deploy.config.gke import gke_problems
 from deploy.config.master import MasterConfig
-from deploy.config.node_pools import CloudNodePool, ExistingNodePool, NodePool
+from deploy.config.node_pools import CloudNodePool, ExistingNodePool, GkeNodePool, NodePool
 from deploy.config.resource_pools import (
     POD_KEYS,
     ResourcePoolConfig,
@@ -127,6 +128,12 @@ class StackConfig(ConfigModel):
         return math.gcd(*self.gpu_counts) if self.gpu_counts else 1
 
     @property
+    def task_namespaces(self) -> list[str]:
+        """Namespaces task pods may run in: every pool's, and the master's (where tasks of
+        unbound workspaces and checkpoint GC land on 0.35+), without repeats."""
+        return list(dict.fromkeys([self.namespace, *(rp.namespace_name for rp in self.resource_pools)]))
+
+    @property
     def data_deletion_allowed(self) -> bool:
         # Refused in prod by validation; kept explicit here for the app.
         return self.allow_data_deletion and self.environment == "dev"
@@ -158,7 +165,7 @@ class ExistingStack(StackConfig):
 class GkeStack(StackConfig):
     cloud: Literal["gke"]
     cluster: GkeCluster
-    node_pools: list[CloudNodePool] = Field(min_length=1)
+    node_pools: list[GkeNodePool] = Field(min_length=1)
 
 
 class EksStack(StackConfig):
@@ -422,16 +429,27 @@ def _slots_problems(cfg: StackConfig, add: Add) -> None:
 
 def _not_supported_yet(cfg: StackConfig, add: Add) -> None:
     """Sections that are parsed and checked now but deployed by later work."""
-    if not isinstance(cfg, ExistingStack):
-        add("cloud", f"{cfg.cloud} is not supported yet; use 'existing' with a cluster made elsewhere")
-    if isinstance(cfg.database, ManagedDatabase):
-        add("database.mode", "managed is not supported yet; use inCluster or external")
+    if isinstance(cfg, EksStack):
+        add("cloud", "eks is not supported yet; use gke, or existing with a cluster made elsewhere")
+    if isinstance(cfg.database, ManagedDatabase) and isinstance(cfg, ExistingStack):
+        add(
+            "database.mode",
+            "managed databases are created only for cloud gke (Cloud SQL); use inCluster or external",
+        )
     if not isinstance(cfg.tls, NoTls):
         add("tls.mode", f"{cfg.tls.mode} is not supported yet; use none")
-    if cfg.gpu_operator.enabled:
-        add("gpuOperator.enabled", "installing the GPU operator is not supported yet; set false")
+    if cfg.gpu_operator.enabled and isinstance(cfg, ExistingStack):
+        add(
+            "gpuOperator.enabled",
+            "installing the GPU operator is supported for cloud gke only yet; set false",
+        )
     if cfg.scheduler == "kueue":
         add("scheduler", "kueue is not supported yet; use default")
+
+
+def _gke_rules(cfg: StackConfig, add: Add) -> None:
+    if isinstance(cfg, GkeStack):
+        gke_problems(cfg, add)
 
 
 def _slots_if_pools_resolve(cfg: StackConfig, add: Add) -> None:
@@ -451,4 +469,5 @@ _RULES: list[tuple[Callable[[StackConfig, Add], None], set[str]]] = [
     (_version_problems, {"master", "taskContainerDefaults"}),
     (_slots_if_pools_resolve, {"slots", "nodePools", "resourcePools"}),
     (_not_supported_yet, {"cloud", "database", "tls", "gpuOperator", "scheduler"}),
+    (_gke_rules, {"cloud", "cluster", "nodePools", "gpuOperator"}),
 ]

@@ -100,7 +100,7 @@ KubernetesMinor = Annotated[
 ]
 ChartVersion = Annotated[
     str,
-    AfterValidator(pattern_check(_CHART_VERSION, "a chart version vMAJOR.MINOR.PATCH (example: v25.10.1)")),
+    AfterValidator(pattern_check(_CHART_VERSION, "a chart version vMAJOR.MINOR.PATCH (example: v26.7.0)")),
 ]
 ImageRepository = Annotated[
     str,

@@ -23,6 +23,7 @@ _RESOURCE_CLASSES = {
     ("v1", "ResourceQuota"): "pulumi_kubernetes.core.v1:ResourceQuota",
     ("apps/v1", "Deployment"): "pulumi_kubernetes.apps.v1:Deployment",
     ("apps/v1", "StatefulSet"): "pulumi_kubernetes.apps.v1:StatefulSet",
+    ("apps/v1", "DaemonSet"): "pulumi_kubernetes.apps.v1:DaemonSet",
     ("rbac.authorization.k8s.io/v1", "ClusterRole"): "pulumi_kubernetes.rbac.v1:ClusterRole",
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): "pulumi_kubernetes.rbac.v1:ClusterRoleBinding",
     ("scheduling.k8s.io/v1", "PriorityClass"): "pulumi_kubernetes.scheduling.v1:PriorityClass",

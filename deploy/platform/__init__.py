@@ -1,7 +1,7 @@
 """Where Determined runs: one module per target, each giving the app a `ClusterHandle`.
 
-`existing` connects to a cluster made elsewhere; `gke` and `eks` (later) create one. The
-app never asks which cloud it is on: whatever differs between targets is in the handle.
+`existing` connects to a cluster made elsewhere; `gke` creates one (`eks` later). The app
+never asks which cloud it is on: whatever differs between targets is in the handle.
 """
 
 from __future__ import annotations
@@ -11,7 +11,19 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
-from deploy.config import ExistingStack, StackConfig
+from deploy.config import ExistingStack, GkeStack, StackConfig
+
+
+@dataclass(frozen=True)
+class DatabaseServer:
+    """A database the platform created (Cloud SQL), reached on a private address."""
+
+    host: pulumi.Output[str]
+    port: int
+    name: str
+    user: str
+    password: pulumi.Output[str]  # a Pulumi secret
+    ssl_mode: str
 
 
 @dataclass(frozen=True)
@@ -25,6 +37,15 @@ class ClusterHandle:
     default_storage_class: str | None = None
     # Cluster resources the app waits for (node pools, add-ons).
     ready: list[pulumi.Resource] = field(default_factory=list)
+    # Annotations on the Kubernetes service accounts that reach the checkpoint bucket
+    # (workload identity); empty: pods reach storage without a cloud identity.
+    storage_identity: dict[str, pulumi.Input[str]] = field(default_factory=dict)
+    # The checkpoint bucket the platform created (None: the configured one, if any).
+    bucket: str | None = None
+    # The managed database the platform created (database.mode managed).
+    database: DatabaseServer | None = None
+    # Stack outputs of the platform (cluster name, kubeconfig, bucket, database endpoint).
+    exports: dict[str, pulumi.Input] = field(default_factory=dict)
 
 
 def connect(cfg: StackConfig) -> ClusterHandle:
@@ -33,4 +54,8 @@ def connect(cfg: StackConfig) -> ClusterHandle:
         from deploy.platform import existing
 
         return existing.connect(cfg)
+    if isinstance(cfg, GkeStack):
+        from deploy.platform import gke
+
+        return gke.connect(cfg)
     raise NotImplementedError(f"cloud {cfg.cloud}")  # refused by config validation first

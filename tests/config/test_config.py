@@ -414,20 +414,20 @@ BAD_CASES = [
         "determined:slots.cpuPerSlot: only for slots type cpu",
     ),
     (
-        "gke not yet",
+        "eks not yet",
         {
-            "cloud": "gke",
-            "cluster": {"name": "x", "region": "us-central1"},
+            "cloud": "eks",
+            "cluster": {"name": "x", "region": "us-east-1"},
             "nodePools": [
-                {"name": "system", "machineType": "e2-standard-8"},
+                {"name": "system", "machineType": "m6i.2xlarge"},
                 {
                     "name": "a100",
-                    "machineType": "a2-highgpu-4g",
+                    "machineType": "p4d.24xlarge",
                     "gpu": {"type": "nvidia-tesla-a100", "count": 4},
                 },
             ],
         },
-        "determined:cloud: gke is not supported yet",
+        "determined:cloud: eks is not supported yet",
     ),
     (
         "gke needs region",
@@ -437,12 +437,12 @@ BAD_CASES = [
     (
         "operator not yet",
         {"gpuOperator": {"enabled": True}},
-        "determined:gpuOperator.enabled: installing the GPU operator is not supported yet",
+        "determined:gpuOperator.enabled: installing the GPU operator is supported for cloud gke only yet",
     ),
     (
         "operator version form",
         {"gpuOperator": {"version": "25.10.1"}},
-        "determined:gpuOperator.version: '25.10.1' is not a chart version vMAJOR.MINOR.PATCH (example: v25.10.1)",
+        "determined:gpuOperator.version: '25.10.1' is not a chart version vMAJOR.MINOR.PATCH (example: v26.7.0)",
     ),
     (
         "quota gpu on cpu pool",

@@ -111,5 +111,14 @@ def test_fixtures_exercise_the_configuration_space():
     for raw in raws:
         if tcd(raw).get("checkpointGcPodSpec"):
             assert version_of(raw) >= versions.CHECKPOINT_GC_POD_SPEC_SINCE
-    # gke and eks are not deployable yet.
-    assert all(raw["cloud"] == "existing" for raw in raws)
+    # GKE: managed drivers and the GPU operator, created and existing networks, Cloud SQL.
+    gke = [raw for raw in raws if raw["cloud"] == "gke"]
+    assert any(raw.get("gpuOperator", {}).get("enabled") for raw in gke)
+    assert any(not raw.get("gpuOperator", {}).get("enabled") for raw in gke)
+    assert any(raw["cluster"].get("network", {}).get("name") for raw in gke)
+    assert any(db(raw).get("mode") == "managed" and raw.get("environment") == "prod" for raw in gke)
+    assert any(db(raw).get("mode") == "managed" and raw.get("environment", "dev") == "dev" for raw in gke)
+    assert any(storage(raw).get("type") == "gcs" and not storage(raw).get("bucket") for raw in gke)
+    assert any(storage(raw).get("type") == "gcs" and storage(raw).get("bucket") for raw in gke)
+    # eks is not deployable yet.
+    assert all(raw["cloud"] in ("existing", "gke") for raw in raws)

@@ -14,6 +14,8 @@ TASK_CONTAINER = "determined-container"
 # CONTRACT: every GPU node pool carries this taint.
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
 POD_KEYS = {"apiVersion", "kind", "metadata", "spec"}
+# The label the project puts on the nodes of every node pool it creates (gke, eks).
+NODE_POOL_LABEL = "determined.ai/node-pool"
 
 
 @pytest.fixture(scope="module", params=stack_plans.NAMES)
@@ -67,8 +69,26 @@ def test_every_pool_has_cpu_and_gpu_pod_specs(stack):
 
 
 def node_selector(node_pool):
-    # CONTRACT (existing clusters): nodeSelector, else the pool's labels.
+    # CONTRACT (existing clusters): nodeSelector, else the pool's labels; created pools
+    # (gke, eks) are selected by the label the project puts on their nodes.
+    if "machineType" in node_pool:
+        return {NODE_POOL_LABEL: node_pool["name"]}
     return node_pool.get("nodeSelector") or node_pool.get("labels") or {}
+
+
+def created_node_pools(stack):
+    """Node pools the stack creates, by name: (node labels, taints as Kubernetes writes them)."""
+    effects = {
+        "NO_SCHEDULE": "NoSchedule",
+        "PREFER_NO_SCHEDULE": "PreferNoSchedule",
+        "NO_EXECUTE": "NoExecute",
+    }
+    created = {}
+    for reg in stack.registrations("container/nodePool:NodePool"):
+        config = reg.inputs["nodeConfig"]
+        taints = [{**t, "effect": effects[t["effect"]]} for t in config.get("taints", [])]
+        created[reg.inputs["name"]] = (config.get("labels", {}), taints)
+    return created
 
 
 def without_pinned_keys(pod, node_pool):
@@ -107,6 +127,30 @@ def test_tasks_select_the_nodes_of_their_node_pool(stack):
             assert selector.items() <= (pod["spec"].get("nodeSelector") or {}).items(), (
                 f"{stack.name}: pool {rp['name']} {key} does not select node pool {node_pool['name']}"
             )
+
+
+def test_tasks_land_on_the_nodes_the_stack_creates(stack):
+    """On gke/eks: what task pods select is on the created pool's nodes, and every taint
+    those nodes carry is tolerated."""
+    created = created_node_pools(stack)
+    if stack.raw["cloud"] == "existing":
+        assert not created
+        return
+    assert set(created) == {p["name"] for p in stack.raw["nodePools"]}
+    for rp, node_pool, entry in pools(stack):
+        labels, taints = created[node_pool["name"]]
+        for key, pod in task_specs(entry).items():
+            spec = pod["spec"]
+            assert (spec.get("nodeSelector") or {}).items() <= labels.items(), (
+                f"{stack.name}: {rp['name']} {key}"
+            )
+            for taint in taints:
+                assert any(
+                    t["key"] == taint["key"]
+                    and t["effect"] == taint["effect"]
+                    and (t["operator"] == "Exists" or t.get("value") == taint["value"])
+                    for t in spec.get("tolerations") or []
+                ), f"{stack.name}: {rp['name']} {key} does not tolerate {taint}"
 
 
 def test_tasks_tolerate_every_taint_of_their_node_pool(stack):

@@ -125,6 +125,21 @@ def test_master_connects_to_the_database_that_is_deployed(stack):
         assert ("ssl_root_cert" in db) == bool(configured.get("sslRootCert"))
         assert not any("postgres" in c.get("image", "") for _, t in workloads(stack) for c in containers(t))
         return
+    if configured["mode"] == "managed":
+        instance, database, user = cloud_sql(stack)
+        address = stack.result.recorder.outputs[(instance.type, instance.name)]["privateIpAddress"]
+        assert db["host"] == address, f"{stack.name}: db.host is not the Cloud SQL instance's private IP"
+        assert (database.inputs["name"], user.inputs["name"], str(db["port"])) == (
+            db["name"],
+            db["user"],
+            "5432",
+        )
+        assert database.inputs["instance"] == user.inputs["instance"] == instance.inputs["name"]
+        # The instance accepts TLS only, and the master insists on it.
+        assert instance.inputs["settings"]["ipConfiguration"]["sslMode"] == "ENCRYPTED_ONLY"
+        assert db["ssl_mode"] == "require"
+        assert not any("postgres" in c.get("image", "") for _, t in workloads(stack) for c in containers(t))
+        return
 
     # In the cluster: the host is the database Service (short name: the master's namespace).
     name, _, rest = db["host"].partition(".")
@@ -150,12 +165,26 @@ def test_master_connects_to_the_database_that_is_deployed(stack):
         assert "secretKeyRef" in env["POSTGRES_PASSWORD"].get("valueFrom", {})
 
 
+def cloud_sql(stack):
+    """The Cloud SQL instance, database and user the stack creates (one of each)."""
+    (instance,) = stack.registrations("sql/databaseInstance:DatabaseInstance")
+    (database,) = stack.registrations("sql/database:Database")
+    (user,) = stack.registrations("sql/user:User")
+    return instance, database, user
+
+
 def test_master_logs_in_with_the_password_the_database_was_initialised_with(stack):
     if database_config(stack)["mode"] == "external":
         return
     # Compared on the unredacted registrations; values are never printed.
     master_yaml = unwrap(master_config_registration(stack).inputs["stringData"])["master.yaml"]
     db_password = yaml.safe_load(master_yaml)["db"]["password"]
+    if database_config(stack)["mode"] == "managed":
+        _, _, user = cloud_sql(stack)
+        assert unwrap(user.inputs["password"]) == db_password, (
+            f"{stack.name}: master.yaml's db.password is not the Cloud SQL user's"
+        )
+        return
     _, template, _ = next(
         (obj, t, c) for obj, t in workloads(stack) for c in containers(t) if "POSTGRES_PASSWORD" in env_of(c)
     )

@@ -1,0 +1,152 @@
+"""The NVIDIA GPU operator, from its official chart, configured the way each cloud needs.
+
+GKE (as NVIDIA documents it for GKE): node pools come with `gpu_driver_version:
+INSTALLATION_DISABLED` and the label that turns GKE's own device plugin off (see
+deploy/platform/gke/node_pools.py); Google's driver installer DaemonSet puts the drivers
+under /home/kubernetes/bin/nvidia, where the operator's toolkit is pointed; the operator's
+DaemonSets run at system-node-critical priority, which GKE admits outside kube-system only
+under a ResourceQuota naming those priority classes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from deploy import kube, versions
+from deploy.addons import gke_driver_installer
+from deploy.config import GPU_TAINT, StackConfig
+
+NAMESPACE = "gpu-operator"
+COMPONENT = "gpu-operator"
+GKE_NVIDIA_DIR = "/home/kubernetes/bin/nvidia"
+# GKE 1.33+ (containerd 2) reads the runtime config from a file the toolkit must edit.
+RUNTIME_CONFIG_FILE_SINCE = (1, 33)
+# Pods the quota admits at the critical priorities (the operator's DaemonSets, per node).
+CRITICAL_PODS = "100"
+
+# The chart's own tolerations; Helm replaces lists whole, so ours repeat them.
+_DAEMONSETS_DEFAULT = [{"key": GPU_TAINT.key, "operator": "Exists", "effect": "NoSchedule"}]
+_NFD_WORKER_DEFAULT = [
+    {
+        "key": "node-role.kubernetes.io/control-plane",
+        "operator": "Equal",
+        "value": "",
+        "effect": "NoSchedule",
+    },
+    {"key": GPU_TAINT.key, "operator": "Exists", "effect": "NoSchedule"},
+]
+
+Platform = Literal["gke"]
+
+
+def _with_gpu_pool_taints(defaults: list[dict[str, Any]], cfg: StackConfig) -> list[dict[str, Any]]:
+    """`defaults` plus a toleration for every other taint of a GPU pool (its nodes need
+    the operator's DaemonSets too)."""
+    tolerations = list(defaults)
+    for pool in cfg.node_pools:
+        if not pool.gpu:
+            continue
+        for taint in pool.taints:
+            if taint.key != GPU_TAINT.key and taint.toleration not in tolerations:
+                tolerations.append(taint.toleration)
+    return tolerations
+
+
+def _runtime_config_from_file(cfg: StackConfig) -> bool:
+    version = cfg.cluster.kubernetes_version
+    # Unpinned clusters follow their release channel, which is past 1.33 today.
+    return version is None or tuple(map(int, version.split("."))) >= RUNTIME_CONFIG_FILE_SINCE
+
+
+def values(cfg: StackConfig, platform: Platform) -> dict[str, Any]:
+    """The chart values for `platform`."""
+    result: dict[str, Any] = {
+        "daemonsets": {"tolerations": _with_gpu_pool_taints(_DAEMONSETS_DEFAULT, cfg)},
+        "node-feature-discovery": {
+            "worker": {"tolerations": _with_gpu_pool_taints(_NFD_WORKER_DEFAULT, cfg)}
+        },
+    }
+    if platform == "gke":
+        toolkit: dict[str, Any] = {"installDir": GKE_NVIDIA_DIR}
+        if _runtime_config_from_file(cfg):
+            toolkit["env"] = [{"name": "RUNTIME_CONFIG_SOURCE", "value": "file"}]
+        result |= {
+            "driver": {"enabled": False},
+            "hostPaths": {"driverInstallDir": GKE_NVIDIA_DIR},
+            "toolkit": toolkit,
+        }
+    return result
+
+
+def namespace() -> dict[str, Any]:
+    meta = kube.metadata(NAMESPACE, COMPONENT)
+    # The operator's DaemonSets are privileged (drivers, toolkit, device plugin).
+    meta["labels"]["pod-security.kubernetes.io/enforce"] = "privileged"
+    return kube.manifest("v1", "Namespace", meta)
+
+
+def critical_pods_quota() -> dict[str, Any]:
+    """Admits the operator's pods at system-node/cluster-critical priority (GKE)."""
+    spec = {
+        "hard": {"pods": CRITICAL_PODS},
+        "scopeSelector": {
+            "matchExpressions": [
+                {
+                    "operator": "In",
+                    "scopeName": "PriorityClass",
+                    "values": ["system-node-critical", "system-cluster-critical"],
+                }
+            ]
+        },
+    }
+    return kube.manifest(
+        "v1", "ResourceQuota", kube.metadata("gpu-operator-critical-pods", COMPONENT, NAMESPACE), spec=spec
+    )
+
+
+def driver_installer_image_type(cfg: StackConfig) -> str:
+    """The image type of the GPU pools (one, checked by config validation)."""
+    return next(pool.image_type for pool in cfg.node_pools if pool.gpu)
+
+
+def release_args(cfg: StackConfig, platform: Platform) -> dict[str, Any]:
+    return {
+        "name": "gpu-operator",
+        "chart": versions.GPU_OPERATOR_CHART,
+        "version": cfg.gpu_operator.version,
+        "repository_opts": {"repo": versions.GPU_OPERATOR_REPOSITORY},
+        "namespace": NAMESPACE,
+        "values": values(cfg, platform),
+        # Roll back a failed upgrade instead of leaving GPU nodes half configured.
+        "atomic": True,
+        "cleanup_on_fail": True,
+        "timeout": 900,
+    }
+
+
+class GpuOperator(pulumi.ComponentResource):
+    """The operator's namespace, what the platform needs beside it, and its Helm release."""
+
+    def __init__(
+        self, name: str, cfg: StackConfig, platform: Platform, opts: pulumi.ResourceOptions | None = None
+    ):
+        super().__init__("determined:addons:GpuOperator", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        ns = kube.register(namespace(), child)
+        after_ns = pulumi.ResourceOptions(parent=self, depends_on=[ns])
+        before_release: list[pulumi.Resource] = [ns]
+        if platform == "gke":
+            before_release.append(kube.register(critical_pods_quota(), after_ns))
+            has_gpu_pools = any(pool.gpu for pool in cfg.node_pools)
+            if has_gpu_pools:
+                installer = gke_driver_installer.daemonset(driver_installer_image_type(cfg))
+                before_release.append(kube.register(installer, child))
+        self.release = k8s.helm.v3.Release(
+            "gpu-operator",
+            opts=pulumi.ResourceOptions(parent=self, depends_on=before_release),
+            **release_args(cfg, platform),
+        )
+        self.register_outputs({})

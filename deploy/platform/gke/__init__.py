@@ -1,0 +1,189 @@
+"""GKE: a Standard cluster with GPU node pools, its network, the checkpoint bucket with
+workload identity, Cloud SQL, and the GPU operator when asked; all behind one
+`ClusterHandle`.
+
+One module per concern (network, cluster, node_pools, storage, database); pure functions
+give each resource's arguments, `GkePlatform` only registers and wires them.
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_gcp as gcp
+import pulumi_kubernetes as k8s
+
+from deploy import defaults, passwords
+from deploy.addons import gpu_operator
+from deploy.config import ConfigError, GcsStorage, GkeStack, ManagedDatabase, Problem
+from deploy.platform import ClusterHandle, DatabaseServer
+from deploy.platform.gke import cluster as gke_cluster
+from deploy.platform.gke import database, network, node_pools, storage
+
+# GKE's default StorageClass (pd-balanced, CSI driver); named so the plan shows it.
+STORAGE_CLASS = "standard-rwo"
+
+
+def project_of(cfg: GkeStack) -> str:
+    """cluster.project, else gcp:project; a ConfigError (nothing registered) when neither."""
+    project = cfg.cluster.project or pulumi.Config("gcp").get("project")
+    if not project:
+        raise ConfigError([Problem("cluster.project", "required (or set gcp:project)")])
+    return project
+
+
+class GkePlatform(pulumi.ComponentResource):
+    """Everything Google Cloud holds for one Determined install."""
+
+    def __init__(self, name: str, cfg: GkeStack, project: str, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("determined:gke:Platform", name, None, opts)
+        self.provider = gcp.Provider(
+            "gcp", project=project, region=cfg.cluster.region, opts=pulumi.ResourceOptions(parent=self)
+        )
+        child = pulumi.ResourceOptions(parent=self, provider=self.provider)
+        keep = not cfg.data_deletion_allowed
+        data = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(retain_on_delete=keep))
+        managed_db = isinstance(cfg.database, ManagedDatabase)
+
+        net = network.network(cfg, needs_sql=managed_db, opts=child)
+        self.cluster = gcp.container.Cluster(
+            "cluster",
+            opts=pulumi.ResourceOptions.merge(
+                child,
+                # Adding node locations or a version later is done on the node pools.
+                pulumi.ResourceOptions(ignore_changes=["initialNodeCount"]),
+            ),
+            **gke_cluster.cluster_args(cfg, project, net),
+        )
+
+        node_account = gcp.serviceaccount.Account("nodes", opts=child, **node_pools.node_account_args(cfg))
+        grants = [
+            gcp.projects.IAMMember(
+                f"nodes-{role.rsplit('/', 1)[-1]}",
+                project=project,
+                role=role,
+                member=node_account.member,
+                opts=child,
+            )
+            for role in node_pools.NODE_ROLES
+        ]
+        self.node_pools = [
+            gcp.container.NodePool(
+                pool.name,
+                opts=pulumi.ResourceOptions.merge(
+                    child,
+                    # The autoscaler owns the size; a new initial size would replace the pool.
+                    pulumi.ResourceOptions(depends_on=grants, ignore_changes=["initialNodeCount"]),
+                ),
+                **node_pools.node_pool_args(cfg, pool, self.cluster.id, node_account.email),
+            )
+            for pool in cfg.node_pools
+        ]
+
+        self.kubeconfig = gke_cluster.kubeconfig_output(cfg.cluster.name, self.cluster)
+        self.kubernetes = k8s.Provider(
+            "gke", kubeconfig=self.kubeconfig, opts=pulumi.ResourceOptions(parent=self)
+        )
+
+        self.bucket: str | None = None
+        self.storage_identity: dict[str, pulumi.Input[str]] = {}
+        if isinstance(cfg.checkpoint_storage, GcsStorage):
+            self._checkpoint_bucket(cfg, project, child, data)
+
+        self.database: DatabaseServer | None = None
+        if managed_db:
+            self._cloud_sql(cfg, net, child, data, keep)
+
+        self.ready: list[pulumi.Resource] = list(self.node_pools)
+        if cfg.gpu_operator.enabled:
+            operator = gpu_operator.GpuOperator(
+                "gpu-operator",
+                cfg,
+                platform="gke",
+                opts=pulumi.ResourceOptions(
+                    parent=self, providers={"kubernetes": self.kubernetes}, depends_on=self.node_pools
+                ),
+            )
+            self.ready.append(operator)
+        self.register_outputs({"clusterName": self.cluster.name, "kubeconfig": self.kubeconfig})
+
+    def _checkpoint_bucket(
+        self, cfg: GkeStack, project: str, child: pulumi.ResourceOptions, data: pulumi.ResourceOptions
+    ) -> None:
+        configured = cfg.checkpoint_storage.bucket
+        if configured:
+            name: pulumi.Input[str] = configured
+        else:
+            self.bucket = storage.bucket_name(project, pulumi.get_stack())
+            name = gcp.storage.Bucket("checkpoints", opts=data, **storage.bucket_args(cfg, self.bucket)).name
+        account = gcp.serviceaccount.Account("storage", opts=child, **storage.storage_account_args(cfg))
+        gcp.storage.BucketIAMMember(
+            "storage-objects", bucket=name, role=storage.STORAGE_ROLE, member=account.member, opts=child
+        )
+        for namespace, ksa in storage.kubernetes_accounts(cfg):
+            gcp.serviceaccount.IAMMember(
+                f"storage-{namespace}-{ksa}",
+                service_account_id=account.name,
+                role=storage.WORKLOAD_IDENTITY_ROLE,
+                member=storage.workload_identity_member(project, namespace, ksa),
+                opts=child,
+            )
+        self.storage_identity = {storage.ANNOTATION: account.email}
+
+    def _cloud_sql(
+        self,
+        cfg: GkeStack,
+        net: network.Network,
+        child: pulumi.ResourceOptions,
+        data: pulumi.ResourceOptions,
+        keep: bool,
+    ) -> None:
+        instance = gcp.sql.DatabaseInstance(
+            "database",
+            opts=pulumi.ResourceOptions.merge(data, pulumi.ResourceOptions(depends_on=net.sql_ready)),
+            **database.instance_args(cfg, net.network),
+        )
+        secret = passwords.configured_or_generated("database-password", None, self)
+        db = gcp.sql.Database("determined", opts=data, **database.database_args(instance.name, keep))
+        user = gcp.sql.User("determined", opts=data, **database.user_args(instance.name, secret, keep))
+        host = pulumi.Output.all(instance.private_ip_address, db.name, user.name).apply(lambda v: v[0])
+        self.database = DatabaseServer(
+            host=host,
+            port=defaults.DB_PORT,
+            name=defaults.DB_DATABASE,
+            user=defaults.DB_USER,
+            password=secret,
+            ssl_mode="require",
+        )
+
+
+def exports(cfg: GkeStack, project: str, platform: GkePlatform) -> dict[str, pulumi.Input]:
+    """What a user needs next: the cluster, how to reach it, where data lives."""
+    cluster = cfg.cluster
+    values: dict[str, pulumi.Input] = {
+        "clusterName": platform.cluster.name,
+        "kubeconfig": platform.kubeconfig,
+        "getCredentials": f"gcloud container clusters get-credentials {cluster.name} "
+        f"--region {cluster.region} --project {project}",
+    }
+    bucket = platform.bucket or getattr(cfg.checkpoint_storage, "bucket", None)
+    if bucket:
+        values["checkpointBucket"] = f"gs://{bucket}"
+    if platform.database:
+        values["databaseEndpoint"] = pulumi.Output.format(
+            "{0}:{1}", platform.database.host, platform.database.port
+        )
+    return values
+
+
+def connect(cfg: GkeStack) -> ClusterHandle:
+    project = project_of(cfg)
+    platform = GkePlatform("gke", cfg, project)
+    return ClusterHandle(
+        provider=platform.kubernetes,
+        default_storage_class=STORAGE_CLASS,
+        ready=platform.ready,
+        storage_identity=platform.storage_identity,
+        bucket=platform.bucket,
+        database=platform.database,
+        exports=exports(cfg, project, platform),
+    )

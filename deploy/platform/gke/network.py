@@ -1,0 +1,112 @@
+"""The cluster's VPC: a created network and subnetwork (VPC-native secondary ranges), Cloud
+NAT for private nodes, and private services access for Cloud SQL; or an existing network.
+
+Pure functions give each resource's arguments; `network` registers them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_gcp as gcp
+
+from deploy.config import GkeStack
+
+PODS_RANGE = "pods"
+SERVICES_RANGE = "services"
+# Private services access: the range Cloud SQL's private IPs come from.
+SQL_RANGE_PREFIX = 20
+
+
+@dataclass(frozen=True)
+class Network:
+    """What the cluster and Cloud SQL attach to."""
+
+    network: pulumi.Input[str]  # self link or name
+    subnetwork: pulumi.Input[str]
+    pods_range: str | None
+    services_range: str | None
+    # Resources that must exist before Cloud SQL gets a private IP (private services access).
+    sql_ready: list[pulumi.Resource]
+
+
+def network_args(cfg: GkeStack) -> dict[str, Any]:
+    return {
+        "name": f"{cfg.cluster.name}-net",
+        "auto_create_subnetworks": False,
+        "routing_mode": "REGIONAL",
+        "description": f"Determined cluster {cfg.cluster.name}",
+    }
+
+
+def subnetwork_args(cfg: GkeStack, network: pulumi.Input[str]) -> dict[str, Any]:
+    net = cfg.cluster.network
+    return {
+        "name": f"{cfg.cluster.name}-nodes",
+        "network": network,
+        "region": cfg.cluster.region,
+        "ip_cidr_range": net.nodes_cidr,
+        # Nodes without public IPs still reach Google APIs (Artifact Registry, GCS).
+        "private_ip_google_access": True,
+        "secondary_ip_ranges": [
+            {"range_name": PODS_RANGE, "ip_cidr_range": net.pods_cidr},
+            {"range_name": SERVICES_RANGE, "ip_cidr_range": net.services_cidr},
+        ],
+    }
+
+
+def router_args(cfg: GkeStack, network: pulumi.Input[str]) -> dict[str, Any]:
+    return {"name": f"{cfg.cluster.name}-router", "network": network, "region": cfg.cluster.region}
+
+
+def nat_args(cfg: GkeStack, router: pulumi.Input[str]) -> dict[str, Any]:
+    # Private nodes pull public images (nvcr.io, quay.io, registry.k8s.io) through it.
+    return {
+        "name": f"{cfg.cluster.name}-nat",
+        "router": router,
+        "region": cfg.cluster.region,
+        "nat_ip_allocate_option": "AUTO_ONLY",
+        "source_subnetwork_ip_ranges_to_nat": "ALL_SUBNETWORKS_ALL_IP_RANGES",
+        "log_config": {"enable": True, "filter": "ERRORS_ONLY"},
+    }
+
+
+def sql_range_args(cfg: GkeStack, network: pulumi.Input[str]) -> dict[str, Any]:
+    return {
+        "name": f"{cfg.cluster.name}-sql",
+        "network": network,
+        "purpose": "VPC_PEERING",
+        "address_type": "INTERNAL",
+        "prefix_length": SQL_RANGE_PREFIX,
+    }
+
+
+def peering_args(network: pulumi.Input[str], reserved_range: pulumi.Input[str]) -> dict[str, Any]:
+    return {
+        "network": network,
+        "service": "servicenetworking.googleapis.com",
+        "reserved_peering_ranges": [reserved_range],
+        # Google refuses to delete a peering while Cloud SQL instances (kept ones too) use it.
+        "deletion_policy": "ABANDON",
+    }
+
+
+def network(cfg: GkeStack, needs_sql: bool, opts: pulumi.ResourceOptions) -> Network:
+    net = cfg.cluster.network
+    if net.existing:
+        # The network's owner provides NAT and private services access (see the README).
+        return Network(net.name, net.subnetwork, net.pods_range, net.services_range, sql_ready=[])
+    vpc = gcp.compute.Network("network", opts=opts, **network_args(cfg))
+    subnet = gcp.compute.Subnetwork("nodes", opts=opts, **subnetwork_args(cfg, vpc.id))
+    if cfg.cluster.private_nodes:
+        router = gcp.compute.Router("router", opts=opts, **router_args(cfg, vpc.id))
+        gcp.compute.RouterNat("nat", opts=opts, **nat_args(cfg, router.name))
+    sql_ready: list[pulumi.Resource] = []
+    if needs_sql:
+        reserved = gcp.compute.GlobalAddress("sql-range", opts=opts, **sql_range_args(cfg, vpc.id))
+        sql_ready.append(
+            gcp.servicenetworking.Connection("sql-peering", opts=opts, **peering_args(vpc.id, reserved.name))
+        )
+    return Network(vpc.id, subnet.id, PODS_RANGE, SERVICES_RANGE, sql_ready)

@@ -1,0 +1,77 @@
+"""Checkpoint storage on GCS: the bucket (created unless named) and the Google service
+account that the master's and tasks' Kubernetes service accounts act as (workload
+identity): no keys anywhere, and access to this one bucket only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+from deploy import defaults
+from deploy.config import GkeStack
+from deploy.platform.gke.cluster import workload_pool
+from deploy.platform.gke.node_pools import account_id
+
+# Read, write and delete objects (checkpoints), nothing on the bucket itself.
+STORAGE_ROLE = "roles/storage.objectUser"
+WORKLOAD_IDENTITY_ROLE = "roles/iam.workloadIdentityUser"
+# The annotation that binds a Kubernetes service account to a Google one.
+ANNOTATION = "iam.gke.io/gcp-service-account"
+# Noncurrent versions of a prod bucket are kept this long (a way back from an overwrite).
+NONCURRENT_DAYS = 30
+
+
+def bucket_name(project: str, stack: str) -> str:
+    """`<project>-<stack>-checkpoints`, made a valid GCS name (3-63 lower-case letters,
+    digits and '-'); shortened with a digest when too long, so it stays unique."""
+    base = re.sub(r"[^a-z0-9-]+", "-", f"{project}-{stack}".lower()).strip("-")
+    name = f"{base}-checkpoints"
+    if len(name) > 63:
+        digest = hashlib.sha256(base.encode()).hexdigest()[:8]
+        name = f"{base[: 63 - len('-checkpoints') - 9].rstrip('-')}-{digest}-checkpoints"
+    return name
+
+
+def bucket_args(cfg: GkeStack, name: str) -> dict[str, Any]:
+    prod = cfg.environment == "prod"
+    args: dict[str, Any] = {
+        "name": name,
+        "location": cfg.cluster.region.upper(),
+        "uniform_bucket_level_access": True,
+        "public_access_prevention": "enforced",
+        "versioning": {"enabled": prod},
+        # Never: a destroy that may delete the bucket (allowDataDeletion) still refuses to
+        # delete one that holds checkpoints.
+        "force_destroy": False,
+        "labels": dict(cfg.cluster.tags),
+    }
+    if prod:
+        args["lifecycle_rules"] = [
+            {
+                "action": {"type": "Delete"},
+                "condition": {"days_since_noncurrent_time": NONCURRENT_DAYS, "with_state": "ARCHIVED"},
+            }
+        ]
+    return args
+
+
+def storage_account_args(cfg: GkeStack) -> dict[str, Any]:
+    return {
+        "account_id": account_id(cfg.cluster.name, "storage"),
+        "display_name": f"Determined checkpoints of {cfg.cluster.name}",
+    }
+
+
+def kubernetes_accounts(cfg: GkeStack) -> list[tuple[str, str]]:
+    """(namespace, service account) of every pod that reads or writes checkpoints: the
+    master, and task pods (trials, checkpoint GC) in each namespace tasks run in."""
+    accounts = [(cfg.namespace, defaults.MASTER_NAME)]
+    accounts += [(ns, defaults.TASK_SERVICE_ACCOUNT) for ns in cfg.task_namespaces]
+    return accounts
+
+
+def workload_identity_member(project: str, namespace: str, account: str) -> str:
+    """The IAM member that is Kubernetes service account `namespace/account` of this project's clusters."""
+    return f"serviceAccount:{workload_pool(project)}[{namespace}/{account}]"
