@@ -46,13 +46,7 @@ class GkePlatform(pulumi.ComponentResource):
 
         net = network.network(cfg, needs_sql=managed_db, opts=child)
         self.cluster = gcp.container.Cluster(
-            "cluster",
-            opts=pulumi.ResourceOptions.merge(
-                child,
-                # Adding node locations or a version later is done on the node pools.
-                pulumi.ResourceOptions(ignore_changes=["initialNodeCount"]),
-            ),
-            **gke_cluster.cluster_args(cfg, project, net),
+            "cluster", opts=child, **gke_cluster.cluster_args(cfg, project, net)
         )
 
         node_account = gcp.serviceaccount.Account("nodes", opts=child, **node_pools.node_account_args(cfg))
@@ -145,6 +139,8 @@ class GkePlatform(pulumi.ComponentResource):
         secret = passwords.configured_or_generated("database-password", None, self)
         db = gcp.sql.Database("determined", opts=data, **database.database_args(instance.name, keep))
         user = gcp.sql.User("determined", opts=data, **database.user_args(instance.name, secret, keep))
+        # The address, carrying the database and user as dependencies: the master's config
+        # (built from it) is only applied once it can log in.
         host = pulumi.Output.all(instance.private_ip_address, db.name, user.name).apply(lambda v: v[0])
         self.database = DatabaseServer(
             host=host,
