@@ -5,8 +5,8 @@
 Plans the `local` stack, the `gke-dev` stack and a generated stack with 40 resource pools,
 each in a fresh process (as a user runs it), and reports the median wall time and the peak
 RSS, and each against local's. The GKE stack imports the Google Cloud SDK (pulumi_gcp),
-about 1.5-2 s and ~130 MB more than local; only gke stacks pay that (no target: it is
-reported to watch).
+about 1.5-2 s and ~95 MiB more than local on a 2-core machine; only gke stacks pay that
+(no target: it is reported to watch).
 Targets on a 2-core machine: local < 3 s; 40 pools < 2x local; tests < 60 s.
 """
 
