@@ -45,6 +45,16 @@ GPU_OPERATOR_REPOSITORY = "https://helm.ngc.nvidia.com/nvidia"
 DEFAULT_GPU_OPERATOR_VERSION = "v26.7.0"
 
 
+# EKS: the Kubernetes minor a cluster gets when `cluster.kubernetesVersion` is not set, and
+# for each minor this release supports, the cluster-autoscaler image that matches it (the
+# autoscaler must match the cluster's minor; its chart defaults to the newest).
+DEFAULT_EKS_KUBERNETES_VERSION = "1.34"
+CLUSTER_AUTOSCALER_IMAGES = {"1.33": "v1.33.6", "1.34": "v1.34.5"}
+CLUSTER_AUTOSCALER_CHART = "cluster-autoscaler"
+CLUSTER_AUTOSCALER_REPOSITORY = "https://kubernetes.github.io/autoscaler"
+CLUSTER_AUTOSCALER_VERSION = "9.59.0"
+
+
 def parse_version(version: str) -> tuple[int, int, int]:
     """'0.38.1' -> (0, 38, 1)."""
     major, minor, patch = (int(part) for part in version.split("."))

@@ -8,7 +8,18 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field
 
 from deploy.config.base import ConfigModel
-from deploy.config.syntax import Cidr, DnsLabel, Flag, KubernetesMinor, NonEmpty
+from deploy.config.syntax import Cidr, DnsLabel, Flag, KubernetesMinor, NonEmpty, pattern_check
+
+SubnetId = Annotated[str, AfterValidator(pattern_check(r"subnet-[0-9a-f]{8,17}", "a subnet ID (subnet-...)"))]
+IamPrincipalArn = Annotated[
+    str,
+    AfterValidator(
+        pattern_check(
+            r"arn:aws[a-z-]*:iam::[0-9]{12}:(role|user)/[A-Za-z0-9+=,.@_/-]+",
+            "an IAM role or user ARN (arn:aws:iam::123456789012:role/name)",
+        )
+    ),
+]
 
 
 def _gcp_labels(labels: dict[str, str]) -> dict[str, str]:
@@ -77,5 +88,35 @@ class GkeCluster(CloudCluster):
     tags: Annotated[dict[str, str], AfterValidator(_gcp_labels)] = Field(default_factory=dict)
 
 
+class EksVpc(ConfigModel):
+    """The cluster's VPC: created (`cidr`) or an existing one with its subnets."""
+
+    id: Annotated[str, AfterValidator(pattern_check(r"vpc-[0-9a-f]{8,17}", "a VPC ID (vpc-...)"))] | None = (
+        None
+    )
+    # Nodes, the database and internal load balancers; at least two zones.
+    private_subnet_ids: list[SubnetId] = Field(default_factory=list)
+    # Internet-facing load balancers (optional).
+    public_subnet_ids: list[SubnetId] = Field(default_factory=list)
+    cidr: Cidr = "10.0.0.0/16"
+
+    @property
+    def existing(self) -> bool:
+        return self.id is not None
+
+
+class EksEndpoint(ConfigModel):
+    """Who reaches the Kubernetes API: from inside the VPC, and from the CIDRs listed."""
+
+    private_access: Flag = True
+    public_access: Flag = True
+    # Empty: any address (refused in prod).
+    public_access_cidrs: list[Cidr] = Field(default_factory=list)
+
+
 class EksCluster(CloudCluster):
+    vpc: EksVpc = Field(default_factory=EksVpc)
+    endpoint: EksEndpoint = Field(default_factory=EksEndpoint)
+    # IAM roles or users given cluster-admin access entries (besides the deploying identity).
+    admin_arns: list[IamPrincipalArn] = Field(default_factory=list)
     tags: dict[str, NonEmpty] = Field(default_factory=dict)

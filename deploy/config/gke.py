@@ -137,6 +137,8 @@ def _operator_image_types(cfg: GkeStack, add: Add) -> None:
 
 
 def gke_problems(cfg: GkeStack, add: Add) -> None:
+    if not cfg.cluster.name[0].isalpha():
+        add("cluster.name", "must start with a letter on GKE (cluster and service account names do)")
     operator = cfg.gpu_operator.enabled
     for i, pool in enumerate(cfg.node_pools):
         _gpu_problems(i, pool, operator, add)

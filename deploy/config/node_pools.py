@@ -132,3 +132,8 @@ class GkeNodePool(CloudNodePool):
     disk_size_gb: whole_number(10, 65536) = 100
     # Default: pd-balanced, or hyperdisk-balanced for series that only take Hyperdisk.
     disk_type: Literal["pd-balanced", "pd-ssd", "pd-standard", "hyperdisk-balanced"] | None = None
+
+
+class EksNodePool(CloudNodePool):
+    # `machineType` is the EC2 instance type (p4d.24xlarge).
+    disk_size_gb: whole_number(20, 16384) = 100

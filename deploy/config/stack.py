@@ -25,10 +25,11 @@ from deploy.config.checkpoint_storage import (
 )
 from deploy.config.cluster import ClusterConfig, EksCluster, ExistingCluster, GkeCluster
 from deploy.config.database import DatabaseConfig, ExternalDatabase, ManagedDatabase
+from deploy.config.eks import eks_problems
 from deploy.config.errors import Problem, format_path
 from deploy.config.gke import gke_problems
 from deploy.config.master import MasterConfig
-from deploy.config.node_pools import CloudNodePool, ExistingNodePool, GkeNodePool, NodePool
+from deploy.config.node_pools import CloudNodePool, EksNodePool, ExistingNodePool, GkeNodePool, NodePool
 from deploy.config.resource_pools import (
     POD_KEYS,
     ResourcePoolConfig,
@@ -171,7 +172,7 @@ class GkeStack(StackConfig):
 class EksStack(StackConfig):
     cloud: Literal["eks"]
     cluster: EksCluster
-    node_pools: list[CloudNodePool] = Field(min_length=1)
+    node_pools: list[EksNodePool] = Field(min_length=1)
 
 
 AnyStack = Annotated[ExistingStack | GkeStack | EksStack, Field(discriminator="cloud")]
@@ -286,10 +287,16 @@ def _data_problems(cfg: StackConfig, add: Add) -> None:
     ):
         add("database.sslRootCert", f"required for sslMode {db.ssl_mode} (the CA certificate in PEM form)")
     cs = cfg.checkpoint_storage
-    if isinstance(cs, (S3Storage, GcsStorage)) and not cs.bucket and isinstance(cfg, ExistingStack):
+    creates = (GcsStorage, GkeStack), (S3Storage, EksStack)
+    if (
+        isinstance(cs, (S3Storage, GcsStorage))
+        and not cs.bucket
+        and not any(isinstance(cs, storage) and isinstance(cfg, stack) for storage, stack in creates)
+    ):
         add(
             "checkpointStorage.bucket",
-            "required on an existing cluster (buckets are created only for cloud gke or eks)",
+            f"required for {cs.type} storage on cloud {cfg.cloud} (the stack creates gcs buckets on gke "
+            "and s3 buckets on eks)",
         )
     if isinstance(cs, S3Storage) and (cs.access_key is None) != (cs.secret_key is None):
         add(
@@ -434,7 +441,8 @@ def _not_supported_yet(cfg: StackConfig, add: Add) -> None:
     if isinstance(cfg.database, ManagedDatabase) and isinstance(cfg, ExistingStack):
         add(
             "database.mode",
-            "managed databases are created only for cloud gke (Cloud SQL); use inCluster or external",
+            "managed databases are created only for cloud gke (Cloud SQL) or eks (RDS); "
+            "use inCluster or external",
         )
     if not isinstance(cfg.tls, NoTls):
         add("tls.mode", f"{cfg.tls.mode} is not supported yet; use none")
@@ -447,9 +455,11 @@ def _not_supported_yet(cfg: StackConfig, add: Add) -> None:
         add("scheduler", "kueue is not supported yet; use default")
 
 
-def _gke_rules(cfg: StackConfig, add: Add) -> None:
+def _cloud_rules(cfg: StackConfig, add: Add) -> None:
     if isinstance(cfg, GkeStack):
         gke_problems(cfg, add)
+    elif isinstance(cfg, EksStack):
+        eks_problems(cfg, add)
 
 
 def _slots_if_pools_resolve(cfg: StackConfig, add: Add) -> None:
@@ -469,5 +479,5 @@ _RULES: list[tuple[Callable[[StackConfig, Add], None], set[str]]] = [
     (_version_problems, {"master", "taskContainerDefaults"}),
     (_slots_if_pools_resolve, {"slots", "nodePools", "resourcePools"}),
     (_not_supported_yet, {"cloud", "database", "tls", "gpuOperator", "scheduler"}),
-    (_gke_rules, {"cloud", "cluster", "nodePools", "gpuOperator"}),
+    (_cloud_rules, {"cloud", "environment", "cluster", "nodePools", "gpuOperator"}),
 ]

@@ -27,6 +27,7 @@ _RESOURCE_CLASSES = {
     ("rbac.authorization.k8s.io/v1", "ClusterRole"): "pulumi_kubernetes.rbac.v1:ClusterRole",
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): "pulumi_kubernetes.rbac.v1:ClusterRoleBinding",
     ("scheduling.k8s.io/v1", "PriorityClass"): "pulumi_kubernetes.scheduling.v1:PriorityClass",
+    ("storage.k8s.io/v1", "StorageClass"): "pulumi_kubernetes.storage.v1:StorageClass",
 }
 
 

@@ -344,7 +344,7 @@ BAD_CASES = [
     (
         "bucket on existing",
         {"checkpointStorage": {"type": "s3"}},
-        "determined:checkpointStorage.bucket: required on an existing cluster",
+        "determined:checkpointStorage.bucket: required for s3 storage on cloud existing",
     ),
     (
         "endpoint url form",
@@ -412,22 +412,6 @@ BAD_CASES = [
         "cpuPerSlot with gpu slots",
         {"slots": {"cpuPerSlot": 2}},
         "determined:slots.cpuPerSlot: only for slots type cpu",
-    ),
-    (
-        "eks not yet",
-        {
-            "cloud": "eks",
-            "cluster": {"name": "x", "region": "us-east-1"},
-            "nodePools": [
-                {"name": "system", "machineType": "m6i.2xlarge"},
-                {
-                    "name": "a100",
-                    "machineType": "p4d.24xlarge",
-                    "gpu": {"type": "nvidia-tesla-a100", "count": 4},
-                },
-            ],
-        },
-        "determined:cloud: eks is not supported yet",
     ),
     (
         "gke needs region",

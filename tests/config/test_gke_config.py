@@ -261,6 +261,16 @@ BAD_CASES = [
         "determined:cluster.tags: tag key 'Team' is not a Google Cloud label key",
     ),
     (
+        "s3 bucket is not created on gke",
+        gke(checkpointStorage={"type": "s3"}),
+        "determined:checkpointStorage.bucket: required for s3 storage on cloud gke",
+    ),
+    (
+        "cluster name starts with a letter",
+        gke(cluster={**GKE["cluster"], "name": "1det"}),
+        "determined:cluster.name: must start with a letter on GKE",
+    ),
+    (
         "managed database needs a tier",
         gke(database={"mode": "managed"}),
         "determined:database.tier: required for database.mode managed",

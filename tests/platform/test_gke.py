@@ -165,7 +165,10 @@ def test_private_nodes_get_cloud_nat_and_authorized_networks_fence_the_control_p
 def test_an_existing_network_is_used_not_created():
     result = planned("gke-shared-vpc")
     cluster = resource(result, "container/cluster:Cluster", "cluster")["inputs"]
-    assert (cluster["network"], cluster["subnetwork"]) == ("shared-vpc", "gke-nodes")
+    assert (cluster["network"], cluster["subnetwork"]) == (
+        "projects/plan-project/global/networks/shared-vpc",
+        "projects/plan-project/regions/us-east4/subnetworks/gke-nodes",
+    )
     assert cluster["ipAllocationPolicy"] == {
         "clusterSecondaryRangeName": "gke-pods",
         "servicesSecondaryRangeName": "gke-services",
@@ -173,7 +176,10 @@ def test_an_existing_network_is_used_not_created():
     for kind in ("compute/network:Network", "compute/subnetwork:Subnetwork", "compute/routerNat:RouterNat"):
         assert not of_type(result, kind)
     sql = resource(result, "sql/databaseInstance:DatabaseInstance", "database")["inputs"]
-    assert sql["settings"]["ipConfiguration"]["privateNetwork"] == "shared-vpc"
+    assert (
+        sql["settings"]["ipConfiguration"]["privateNetwork"]
+        == "projects/plan-project/global/networks/shared-vpc"
+    )
 
 
 def test_kubernetes_objects_go_through_a_provider_made_from_the_new_cluster():
@@ -343,6 +349,29 @@ def test_cloud_sql_backs_up_and_is_protected_in_prod_and_kept_on_destroy():
             (reg,) = of_type(result, kind)
             assert reg["options"].get("retainOnDelete") is True, kind
         assert of_type(result, "sql/database:Database")[0]["inputs"]["deletionPolicy"] == "ABANDON"
+
+
+def test_a_kept_cloud_sql_instance_keeps_the_network_it_is_peered_with():
+    result = planned("gke-prod")
+    for kind, name in (
+        ("compute/network:Network", "network"),
+        ("compute/globalAddress:GlobalAddress", "sql-range"),
+    ):
+        assert resource(result, kind, name)["options"].get("retainOnDelete") is True, kind
+    # Without a managed database the network goes with the stack.
+    assert not resource(planned("gke-dev"), "compute/network:Network", "network")["options"].get(
+        "retainOnDelete"
+    )
+
+
+def test_the_in_cluster_database_volume_is_retained_by_its_storage_class():
+    result = planned("gke-dev")
+    volume_class = one(result, "StorageClass", "determined-db")
+    assert volume_class["reclaimPolicy"] == "Retain"
+    assert volume_class["provisioner"] == "pd.csi.storage.gke.io"
+    claim = one(result, "PersistentVolumeClaim", "determined-db-data")
+    assert claim["spec"]["storageClassName"] == "determined-db"
+    assert not by_kind(planned("gke-prod"), "StorageClass")  # managed database: no volume
 
 
 def test_the_database_password_is_generated_and_secret():

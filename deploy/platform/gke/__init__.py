@@ -12,15 +12,12 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from deploy import defaults, passwords
+from deploy import defaults, kube, passwords
 from deploy.addons import gpu_operator
-from deploy.config import ConfigError, GcsStorage, GkeStack, ManagedDatabase, Problem
-from deploy.platform import ClusterHandle, DatabaseServer
+from deploy.config import ConfigError, GcsStorage, GkeStack, InClusterDatabase, ManagedDatabase, Problem
+from deploy.platform import ClusterHandle, DatabaseServer, database_volume
 from deploy.platform.gke import cluster as gke_cluster
 from deploy.platform.gke import database, network, node_pools, storage
-
-# GKE's default StorageClass (pd-balanced, CSI driver); named so the plan shows it.
-STORAGE_CLASS = "standard-rwo"
 
 
 def project_of(cfg: GkeStack) -> str:
@@ -44,7 +41,7 @@ class GkePlatform(pulumi.ComponentResource):
         data = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(retain_on_delete=keep))
         managed_db = isinstance(cfg.database, ManagedDatabase)
 
-        net = network.network(cfg, needs_sql=managed_db, opts=child)
+        net = network.network(cfg, project, needs_sql=managed_db, keep_sql=keep, opts=child)
         self.cluster = gcp.container.Cluster(
             "cluster", opts=child, **gke_cluster.cluster_args(cfg, project, net)
         )
@@ -88,6 +85,16 @@ class GkePlatform(pulumi.ComponentResource):
             self._cloud_sql(cfg, net, child, data, keep)
 
         self.ready: list[pulumi.Resource] = list(self.node_pools)
+        self.storage_class: str | None = None
+        if isinstance(cfg.database, InClusterDatabase):
+            self.storage_class = database_volume.NAME
+            volume_class = database_volume.storage_class("pd.csi.storage.gke.io", {"type": "pd-balanced"})
+            self.ready.append(
+                kube.register(
+                    volume_class,
+                    pulumi.ResourceOptions(parent=self, provider=self.kubernetes, depends_on=self.node_pools),
+                )
+            )
         if cfg.gpu_operator.enabled:
             operator = gpu_operator.GpuOperator(
                 "gpu-operator",
@@ -176,7 +183,7 @@ def connect(cfg: GkeStack) -> ClusterHandle:
     platform = GkePlatform("gke", cfg, project)
     return ClusterHandle(
         provider=platform.kubernetes,
-        default_storage_class=STORAGE_CLASS,
+        default_storage_class=platform.storage_class,
         ready=platform.ready,
         storage_identity=platform.storage_identity,
         bucket=platform.bucket,

@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 import pulumi
-import yaml
 
 from deploy.config import GkeStack
+from deploy.kube.kubeconfig import kubeconfig as kube_kubeconfig
 from deploy.platform.gke.network import Network
 
 
@@ -65,37 +65,18 @@ def cluster_args(cfg: GkeStack, project: str, net: Network) -> dict[str, Any]:
 
 
 def kubeconfig(name: str, endpoint: str, ca_certificate: str) -> str:
-    """A kubeconfig for the cluster that authenticates with gke-gcloud-auth-plugin (no
-    credentials inside: each client gets a short-lived token from its own gcloud login)."""
-    context = f"gke-{name}"
-    config = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [
-            {
-                "name": context,
-                "cluster": {"server": f"https://{endpoint}", "certificate-authority-data": ca_certificate},
-            }
-        ],
-        "contexts": [{"name": context, "context": {"cluster": context, "user": context}}],
-        "current-context": context,
-        "users": [
-            {
-                "name": context,
-                "user": {
-                    "exec": {
-                        "apiVersion": "client.authentication.k8s.io/v1beta1",
-                        "command": "gke-gcloud-auth-plugin",
-                        "installHint": "Install gke-gcloud-auth-plugin: "
-                        "gcloud components install gke-gcloud-auth-plugin",
-                        "provideClusterInfo": True,
-                        "interactiveMode": "IfAvailable",
-                    }
-                },
-            }
-        ],
-    }
-    return yaml.safe_dump(config, sort_keys=False)
+    """A kubeconfig for the cluster that authenticates with gke-gcloud-auth-plugin (each
+    client gets a short-lived token from its own gcloud login)."""
+    return kube_kubeconfig(
+        f"gke-{name}",
+        f"https://{endpoint}",
+        ca_certificate,
+        {
+            "command": "gke-gcloud-auth-plugin",
+            "installHint": "Install gke-gcloud-auth-plugin: gcloud components install gke-gcloud-auth-plugin",
+            "provideClusterInfo": True,
+        },
+    )
 
 
 def kubeconfig_output(name: str, cluster: Any) -> pulumi.Output[str]:

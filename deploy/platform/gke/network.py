@@ -93,19 +93,38 @@ def peering_args(network: pulumi.Input[str], reserved_range: pulumi.Input[str]) 
     }
 
 
-def network(cfg: GkeStack, needs_sql: bool, opts: pulumi.ResourceOptions) -> Network:
+def existing_paths(cfg: GkeStack, project: str) -> tuple[str, str]:
+    """The existing network and subnetwork as resource paths (Cloud SQL takes no bare
+    names); paths given in the config are kept as written."""
+    net = cfg.cluster.network
+    network = net.name if "/" in net.name else f"projects/{project}/global/networks/{net.name}"
+    subnetwork = (
+        net.subnetwork
+        if "/" in net.subnetwork
+        else f"projects/{project}/regions/{cfg.cluster.region}/subnetworks/{net.subnetwork}"
+    )
+    return network, subnetwork
+
+
+def network(
+    cfg: GkeStack, project: str, needs_sql: bool, keep_sql: bool, opts: pulumi.ResourceOptions
+) -> Network:
+    """`keep_sql`: a kept Cloud SQL instance stays peered with the network, so the network and
+    its reserved range are kept with it (Google refuses to delete them while it lives)."""
     net = cfg.cluster.network
     if net.existing:
         # The network's owner provides NAT and private services access (see the README).
-        return Network(net.name, net.subnetwork, net.pods_range, net.services_range, sql_ready=[])
-    vpc = gcp.compute.Network("network", opts=opts, **network_args(cfg))
+        network_path, subnetwork_path = existing_paths(cfg, project)
+        return Network(network_path, subnetwork_path, net.pods_range, net.services_range, sql_ready=[])
+    kept = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(retain_on_delete=needs_sql and keep_sql))
+    vpc = gcp.compute.Network("network", opts=kept, **network_args(cfg))
     subnet = gcp.compute.Subnetwork("nodes", opts=opts, **subnetwork_args(cfg, vpc.id))
     if cfg.cluster.private_nodes:
         router = gcp.compute.Router("router", opts=opts, **router_args(cfg, vpc.id))
         gcp.compute.RouterNat("nat", opts=opts, **nat_args(cfg, router.name))
     sql_ready: list[pulumi.Resource] = []
     if needs_sql:
-        reserved = gcp.compute.GlobalAddress("sql-range", opts=opts, **sql_range_args(cfg, vpc.id))
+        reserved = gcp.compute.GlobalAddress("sql-range", opts=kept, **sql_range_args(cfg, vpc.id))
         sql_ready.append(
             gcp.servicenetworking.Connection("sql-peering", opts=opts, **peering_args(vpc.id, reserved.name))
         )

@@ -1,0 +1,107 @@
+"""Rules an EKS stack must meet beyond each section's own checks: instance types that carry
+the GPUs a pool declares (and CPU pools that do not), a Kubernetes version the pinned
+cluster-autoscaler serves, an API endpoint fenced in prod, and a coherent VPC section."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from deploy import versions
+from deploy.config import eks_instances
+from deploy.config.node_pools import EksNodePool
+
+if TYPE_CHECKING:
+    from deploy.config.stack import EksStack
+
+Add = Callable[[str, str], None]
+
+_INSTANCE_TYPE = "an EC2 instance type such as m6i.2xlarge or g6.12xlarge"
+
+
+def _gpu_problems(i: int, pool: EksNodePool, add: Add) -> None:
+    at = f"nodePools[{i}]"
+    if "." not in pool.machine_type:
+        add(f"{at}.machineType", f"{pool.machine_type!r} is not {_INSTANCE_TYPE}")
+        return
+    family = eks_instances.family(pool.machine_type)
+    accelerator = eks_instances.accelerator(pool.machine_type)
+    gpu = pool.gpu
+    if gpu is None:
+        if accelerator:
+            count = eks_instances.gpu_count(pool.machine_type)
+            add(
+                f"{at}.gpu",
+                f"required: {pool.machine_type} carries {count} {accelerator} GPU(s); set gpu {{type: "
+                f"{accelerator}, count: {count}}} (GPU nodes run the NVIDIA AMI and are tainted for GPU "
+                "tasks), or choose a CPU instance type",
+            )
+        return
+    if accelerator is None:
+        why = eks_instances.NOT_NVIDIA_X86.get(family, "no NVIDIA GPU")
+        families = ", ".join(sorted(eks_instances.FAMILY_ACCELERATOR))
+        add(f"{at}.machineType", f"{pool.machine_type!r} has {why}; GPU pools need one of: {families}")
+        return
+    if gpu.type != accelerator:
+        add(f"{at}.gpu.type", f"{gpu.type!r} does not fit: {pool.machine_type} carries {accelerator}")
+    count = eks_instances.gpu_count(pool.machine_type)
+    if gpu.count != count:
+        add(f"{at}.gpu.count", f"{pool.machine_type} has {count} GPU(s), not {gpu.count}")
+
+
+def _version_problems(cfg: EksStack, add: Add) -> None:
+    version = cfg.cluster.kubernetes_version
+    if version is not None and version not in versions.CLUSTER_AUTOSCALER_IMAGES:
+        known = ", ".join(versions.CLUSTER_AUTOSCALER_IMAGES)
+        add("cluster.kubernetesVersion", f"{version} is not one this release pins for EKS ({known})")
+
+
+def _endpoint_problems(cfg: EksStack, add: Add) -> None:
+    endpoint = cfg.cluster.endpoint
+    at = "cluster.endpoint"
+    if not endpoint.private_access and not endpoint.public_access:
+        add(f"{at}.publicAccess", "privateAccess and publicAccess cannot both be false")
+    if endpoint.public_access_cidrs and not endpoint.public_access:
+        add(f"{at}.publicAccessCidrs", "only with publicAccess true")
+    open_to_all = not endpoint.public_access_cidrs or "0.0.0.0/0" in endpoint.public_access_cidrs
+    if cfg.environment == "prod" and endpoint.public_access and open_to_all:
+        add(
+            f"{at}.publicAccessCidrs",
+            "required in prod while publicAccess is true: the Kubernetes API is not opened to the whole "
+            "internet (list your networks, or set publicAccess false)",
+        )
+
+
+def _vpc_problems(cfg: EksStack, add: Add) -> None:
+    vpc = cfg.cluster.vpc
+    at = "cluster.vpc"
+    if vpc.existing:
+        if len(vpc.private_subnet_ids) < 2:
+            add(f"{at}.privateSubnetIds", "at least two subnets (in two zones) of the existing VPC")
+        if "cidr" in vpc.model_fields_set:
+            add(f"{at}.cidr", "only for a created VPC (without vpc.id)")
+    else:
+        for key in ("private_subnet_ids", "public_subnet_ids"):
+            if getattr(vpc, key):
+                add(f"{at}.{type(vpc).model_fields[key].alias}", "only for an existing VPC (vpc.id)")
+        zones = len(cfg.cluster.zones)
+        wanted = 3 if cfg.environment == "prod" else 2
+        if zones and zones < wanted:
+            add("cluster.zones", f"at least {wanted} availability zones in {cfg.environment}")
+
+
+def _taint_problems(i: int, pool: EksNodePool, add: Add) -> None:
+    for j, taint in enumerate(pool.taints):
+        if not taint.value:
+            add(
+                f"nodePools[{i}].taints[{j}].value", "required on EKS (node group taints always have a value)"
+            )
+
+
+def eks_problems(cfg: EksStack, add: Add) -> None:
+    for i, pool in enumerate(cfg.node_pools):
+        _gpu_problems(i, pool, add)
+        _taint_problems(i, pool, add)
+    _version_problems(cfg, add)
+    _endpoint_problems(cfg, add)
+    _vpc_problems(cfg, add)
