@@ -54,6 +54,11 @@ CLUSTER_AUTOSCALER_CHART = "cluster-autoscaler"
 CLUSTER_AUTOSCALER_REPOSITORY = "https://kubernetes.github.io/autoscaler"
 CLUSTER_AUTOSCALER_VERSION = "9.59.0"
 
+# NVIDIA device plugin chart (EKS GPU nodes without the GPU operator).
+NVIDIA_DEVICE_PLUGIN_CHART = "nvidia-device-plugin"
+NVIDIA_DEVICE_PLUGIN_REPOSITORY = "https://nvidia.github.io/k8s-device-plugin"
+NVIDIA_DEVICE_PLUGIN_VERSION = "0.20.0"
+
 
 def parse_version(version: str) -> tuple[int, int, int]:
     """'0.38.1' -> (0, 38, 1)."""

@@ -498,11 +498,53 @@ def _eks_cluster(req: Request) -> dict[str, Any]:
         "createdAt": CREATED_AT,
         "endpoint": f"https://{cluster_id}.gr7.{region}.eks.amazonaws.com",
         "identities": [{"oidcs": [{"issuer": f"https://oidc.eks.{region}.amazonaws.com/id/{cluster_id}"}]}],
+        "vpcConfig": {
+            **(req.inputs.get("vpcConfig") or {}),
+            "clusterSecurityGroupId": f"sg-{_digest(req.seed, 'cluster', length=17)}",
+            "vpcId": f"vpc-{_digest(req.seed, 'vpc', length=17)}",
+        },
         "platformVersion": "eks.1",
         "status": "ACTIVE",
         "version": req.inputs.get("version") or "1.33",
         "tagsAll": req.inputs.get("tags", {}),
     }
+
+
+def _aws_id(prefix: str, length: int = 17) -> Callable[[Request], str]:
+    """An EC2-style ID: `<prefix>-<hex>`."""
+    return lambda req: f"{prefix}-{_digest(req.seed, length=length)}"
+
+
+def _aws_arn(service: str, path: str) -> Callable[[Request], dict[str, Any]]:
+    """Outputs holding an ARN whose resource part is `path` with `{id}` (the resource's ID)."""
+
+    def create(req: Request) -> dict[str, Any]:
+        region = _aws_region(req)
+        ident = RESOURCES[req.type].ident(req)
+        location = "" if service in ("iam", "s3") else region
+        return {
+            "arn": f"arn:aws:{service}:{location}:{AWS_ACCOUNT}:{path.format(id=ident)}",
+            "tagsAll": req.inputs.get("tags", {}),
+        }
+
+    return create
+
+
+def _kms_key(req: Request) -> dict[str, Any]:
+    key_id = str(uuid.uuid5(uuid.NAMESPACE_URL, req.seed))
+    return {
+        "arn": f"arn:aws:kms:{_aws_region(req)}:{AWS_ACCOUNT}:key/{key_id}",
+        "keyId": key_id,
+        "tagsAll": {},
+    }
+
+
+def _eip(req: Request) -> dict[str, Any]:
+    return {"allocationId": _aws_id("eipalloc")(req), "publicIp": _ip(req.seed, (52, 0)), "tagsAll": {}}
+
+
+def _nat_gateway(req: Request) -> dict[str, Any]:
+    return {"publicIp": _ip(req.seed, (52, 1)), "privateIp": _ip(req.seed, (10, 0)), "tagsAll": {}}
 
 
 def _eks_node_group(req: Request) -> dict[str, Any]:
@@ -613,7 +655,86 @@ RESOURCES: dict[str, ResourceModel] = {
     "aws:s3/bucketV2:BucketV2": ResourceModel(create=_s3_bucket, autoname="bucket"),
     "aws:s3/bucket:Bucket": ResourceModel(create=_s3_bucket, autoname="bucket"),
     "aws:rds/instance:Instance": ResourceModel(create=_rds_instance, autoname="identifier"),
-    "aws:iam/role:Role": ResourceModel(create=_iam_role, autoname="name"),
+    "aws:iam/role:Role": ResourceModel(
+        create=_iam_role, autoname="name", ident=lambda req: req.inputs["name"]
+    ),
+    "aws:iam/rolePolicyAttachment:RolePolicyAttachment": ResourceModel(),
+    "aws:iam/rolePolicy:RolePolicy": ResourceModel(create=lambda req: {"name": req.name}),
+    "aws:kms/key:Key": ResourceModel(
+        create=_kms_key, ident=lambda req: str(uuid.uuid5(uuid.NAMESPACE_URL, req.seed))
+    ),
+    "aws:ec2/vpc:Vpc": ResourceModel(
+        create=lambda req: {
+            **_aws_arn("ec2", "vpc/{id}")(req),
+            "defaultSecurityGroupId": _aws_id("sg")(req),
+            "mainRouteTableId": _aws_id("rtb")(req),
+            "ownerId": AWS_ACCOUNT,
+        },
+        ident=_aws_id("vpc"),
+    ),
+    "aws:ec2/subnet:Subnet": ResourceModel(create=_aws_arn("ec2", "subnet/{id}"), ident=_aws_id("subnet")),
+    "aws:ec2/internetGateway:InternetGateway": ResourceModel(
+        create=_aws_arn("ec2", "internet-gateway/{id}"), ident=_aws_id("igw")
+    ),
+    "aws:ec2/eip:Eip": ResourceModel(create=_eip, ident=_aws_id("eipalloc")),
+    "aws:ec2/natGateway:NatGateway": ResourceModel(create=_nat_gateway, ident=_aws_id("nat")),
+    "aws:ec2/routeTable:RouteTable": ResourceModel(
+        create=_aws_arn("ec2", "route-table/{id}"), ident=_aws_id("rtb")
+    ),
+    "aws:ec2/routeTableAssociation:RouteTableAssociation": ResourceModel(ident=_aws_id("rtbassoc")),
+    "aws:ec2/securityGroup:SecurityGroup": ResourceModel(
+        create=lambda req: {**_aws_arn("ec2", "security-group/{id}")(req), "ownerId": AWS_ACCOUNT},
+        autoname="name",
+        ident=_aws_id("sg"),
+    ),
+    "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": ResourceModel(
+        create=lambda req: {
+            **_aws_arn("ec2", "security-group-rule/{id}")(req),
+            "securityGroupRuleId": _aws_id("sgr")(req),
+        },
+        ident=_aws_id("sgr"),
+    ),
+    "aws:eks/accessEntry:AccessEntry": ResourceModel(
+        create=lambda req: {
+            "accessEntryArn": f"arn:aws:eks:{_aws_region(req)}:{AWS_ACCOUNT}:access-entry/{_uid(req)}",
+            "createdAt": CREATED_AT,
+            "modifiedAt": CREATED_AT,
+            "kubernetesGroups": [],
+            "userName": str(req.inputs.get("principalArn", "")),
+        }
+    ),
+    "aws:eks/accessPolicyAssociation:AccessPolicyAssociation": ResourceModel(
+        create=lambda req: {"associatedAt": CREATED_AT, "modifiedAt": CREATED_AT}
+    ),
+    "aws:eks/addon:Addon": ResourceModel(
+        create=lambda req: {
+            "arn": f"arn:aws:eks:{_aws_region(req)}:{AWS_ACCOUNT}:addon/"
+            f"{req.inputs.get('addonName')}/{_uid(req)}",
+            "addonVersion": "v1.0.0-eksbuild.1",
+            "createdAt": CREATED_AT,
+            "modifiedAt": CREATED_AT,
+        }
+    ),
+    "aws:eks/podIdentityAssociation:PodIdentityAssociation": ResourceModel(
+        create=lambda req: {
+            "associationArn": f"arn:aws:eks:{_aws_region(req)}:{AWS_ACCOUNT}:podidentityassociation/"
+            f"{_uid(req)}",
+            "associationId": f"a-{_digest(req.seed, length=17)}",
+        }
+    ),
+    "aws:autoscaling/tag:Tag": ResourceModel(),
+    "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock": ResourceModel(),
+    "aws:s3/bucketOwnershipControls:BucketOwnershipControls": ResourceModel(),
+    "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration": ResourceModel(),
+    "aws:s3/bucketPolicy:BucketPolicy": ResourceModel(),
+    "aws:s3/bucketVersioning:BucketVersioning": ResourceModel(),
+    "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration": ResourceModel(),
+    "aws:rds/subnetGroup:SubnetGroup": ResourceModel(
+        create=_aws_arn("rds", "subgrp:{id}"), autoname="name", ident=lambda req: req.inputs["name"]
+    ),
+    "aws:rds/parameterGroup:ParameterGroup": ResourceModel(
+        create=_aws_arn("rds", "pg:{id}"), autoname="name", ident=lambda req: req.inputs["name"]
+    ),
 }
 
 
@@ -691,6 +812,14 @@ INVOKES: dict[str, Callable[[Request], dict[str, Any]]] = {
     },
     "aws:index/getAvailabilityZones:getAvailabilityZones": _aws_zones,
     "aws:index/getRegion:getRegion": _aws_region_info,
+    "aws:iam/getSessionContext:getSessionContext": lambda req: {
+        "id": req.inputs.get("arn", ""),
+        "arn": req.inputs.get("arn", ""),
+        "issuerArn": req.inputs.get("arn", ""),
+        "issuerId": "AROAOFFLINEPLAN000000",
+        "issuerName": "offline-plan",
+        "sessionName": "",
+    },
     "gcp:organizations/getClientConfig:getClientConfig": _gcp_client_config,
     "gcp:organizations/getProject:getProject": _gcp_project_info,
 }

@@ -1,5 +1,8 @@
 """The NVIDIA GPU operator, from its official chart, configured the way each cloud needs.
 
+EKS: the nodes' AL2023 NVIDIA AMI has the driver and container toolkit; the operator adds
+the device plugin, GPU feature discovery, DCGM and the MIG manager.
+
 GKE (as NVIDIA documents it for GKE): node pools come with `gpu_driver_version:
 INSTALLATION_DISABLED` and the label that turns GKE's own device plugin off (see
 deploy/platform/gke/node_pools.py); Google's driver installer DaemonSet puts the drivers
@@ -39,10 +42,10 @@ _NFD_WORKER_DEFAULT = [
     {"key": GPU_TAINT.key, "operator": "Exists", "effect": "NoSchedule"},
 ]
 
-Platform = Literal["gke"]
+Platform = Literal["gke", "eks"]
 
 
-def _with_gpu_pool_taints(defaults: list[dict[str, Any]], cfg: StackConfig) -> list[dict[str, Any]]:
+def with_gpu_pool_taints(defaults: list[dict[str, Any]], cfg: StackConfig) -> list[dict[str, Any]]:
     """`defaults` plus a toleration for every other taint of a GPU pool (its nodes need
     the operator's DaemonSets too)."""
     tolerations = list(defaults)
@@ -64,10 +67,8 @@ def _runtime_config_from_file(cfg: StackConfig) -> bool:
 def values(cfg: StackConfig, platform: Platform) -> dict[str, Any]:
     """The chart values for `platform`."""
     result: dict[str, Any] = {
-        "daemonsets": {"tolerations": _with_gpu_pool_taints(_DAEMONSETS_DEFAULT, cfg)},
-        "node-feature-discovery": {
-            "worker": {"tolerations": _with_gpu_pool_taints(_NFD_WORKER_DEFAULT, cfg)}
-        },
+        "daemonsets": {"tolerations": with_gpu_pool_taints(_DAEMONSETS_DEFAULT, cfg)},
+        "node-feature-discovery": {"worker": {"tolerations": with_gpu_pool_taints(_NFD_WORKER_DEFAULT, cfg)}},
     }
     if platform == "gke":
         toolkit: dict[str, Any] = {"installDir": GKE_NVIDIA_DIR}
@@ -78,6 +79,9 @@ def values(cfg: StackConfig, platform: Platform) -> dict[str, Any]:
             "hostPaths": {"driverInstallDir": GKE_NVIDIA_DIR},
             "toolkit": toolkit,
         }
+    if platform == "eks":
+        # The AL2023 NVIDIA AMI carries the driver and the container toolkit.
+        result |= {"driver": {"enabled": False}, "toolkit": {"enabled": False}}
     return result
 
 

@@ -436,8 +436,6 @@ def _slots_problems(cfg: StackConfig, add: Add) -> None:
 
 def _not_supported_yet(cfg: StackConfig, add: Add) -> None:
     """Sections that are parsed and checked now but deployed by later work."""
-    if isinstance(cfg, EksStack):
-        add("cloud", "eks is not supported yet; use gke, or existing with a cluster made elsewhere")
     if isinstance(cfg.database, ManagedDatabase) and isinstance(cfg, ExistingStack):
         add(
             "database.mode",

@@ -1,6 +1,6 @@
 """Where Determined runs: one module per target, each giving the app a `ClusterHandle`.
 
-`existing` connects to a cluster made elsewhere; `gke` creates one (`eks` later). The app
+`existing` connects to a cluster made elsewhere; `gke` and `eks` create one. The app
 never asks which cloud it is on: whatever differs between targets is in the handle.
 """
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
-from deploy.config import ExistingStack, GkeStack, StackConfig
+from deploy.config import EksStack, ExistingStack, GkeStack, StackConfig
 
 
 @dataclass(frozen=True)
@@ -58,4 +58,8 @@ def connect(cfg: StackConfig) -> ClusterHandle:
         from deploy.platform import gke
 
         return gke.connect(cfg)
+    if isinstance(cfg, EksStack):
+        from deploy.platform import eks
+
+        return eks.connect(cfg)
     raise NotImplementedError(f"cloud {cfg.cloud}")  # refused by config validation first

@@ -120,5 +120,11 @@ def test_fixtures_exercise_the_configuration_space():
     assert any(db(raw).get("mode") == "managed" and raw.get("environment", "dev") == "dev" for raw in gke)
     assert any(storage(raw).get("type") == "gcs" and not storage(raw).get("bucket") for raw in gke)
     assert any(storage(raw).get("type") == "gcs" and storage(raw).get("bucket") for raw in gke)
-    # eks is not deployable yet.
-    assert all(raw["cloud"] in ("existing", "gke") for raw in raws)
+    # EKS: the device plugin and the GPU operator, created and existing VPCs, RDS, buckets.
+    eks = [raw for raw in raws if raw["cloud"] == "eks"]
+    assert any(raw.get("gpuOperator", {}).get("enabled") for raw in eks)
+    assert any(not raw.get("gpuOperator", {}).get("enabled") for raw in eks)
+    assert any(raw["cluster"].get("vpc", {}).get("id") for raw in eks)
+    assert any(db(raw).get("mode") == "managed" for raw in eks)
+    assert any(storage(raw).get("type") == "s3" and not storage(raw).get("bucket") for raw in eks)
+    assert any(storage(raw).get("type") == "s3" and storage(raw).get("bucket") for raw in eks)

@@ -84,10 +84,13 @@ def created_node_pools(stack):
         "NO_EXECUTE": "NoExecute",
     }
     created = {}
-    for reg in stack.registrations("container/nodePool:NodePool"):
+    for reg in stack.registrations("container/nodePool:NodePool"):  # GKE
         config = reg.inputs["nodeConfig"]
         taints = [{**t, "effect": effects[t["effect"]]} for t in config.get("taints", [])]
         created[reg.inputs["name"]] = (config.get("labels", {}), taints)
+    for reg in stack.registrations("eks/nodeGroup:NodeGroup"):  # EKS
+        taints = [{**t, "effect": effects[t["effect"]]} for t in reg.inputs.get("taints", [])]
+        created[reg.inputs["nodeGroupName"]] = (reg.inputs.get("labels", {}), taints)
     return created
 
 

@@ -125,18 +125,31 @@ def test_master_connects_to_the_database_that_is_deployed(stack):
         assert ("ssl_root_cert" in db) == bool(configured.get("sslRootCert"))
         assert not any("postgres" in c.get("image", "") for _, t in workloads(stack) for c in containers(t))
         return
-    if configured["mode"] == "managed":
+    if configured["mode"] == "managed" and stack.raw["cloud"] == "gke":
         instance, database, user = cloud_sql(stack)
         address = stack.result.recorder.outputs[(instance.type, instance.name)]["privateIpAddress"]
         assert db["host"] == address, f"{stack.name}: db.host is not the Cloud SQL instance's private IP"
-        assert (database.inputs["name"], user.inputs["name"], str(db["port"])) == (
-            db["name"],
-            db["user"],
-            "5432",
-        )
+        assert (database.inputs["name"], user.inputs["name"]) == (db["name"], db["user"])
         assert database.inputs["instance"] == user.inputs["instance"] == instance.inputs["name"]
         # The instance accepts TLS only, and the master insists on it.
         assert instance.inputs["settings"]["ipConfiguration"]["sslMode"] == "ENCRYPTED_ONLY"
+        assert (str(db["port"]), db["ssl_mode"]) == ("5432", "require")
+        assert not any("postgres" in c.get("image", "") for _, t in workloads(stack) for c in containers(t))
+        return
+    if configured["mode"] == "managed":  # eks: RDS
+        (instance,) = stack.registrations("rds/instance:Instance")
+        address = stack.result.recorder.outputs[(instance.type, instance.name)]["address"]
+        assert db["host"] == address, f"{stack.name}: db.host is not the RDS instance's address"
+        inputs = instance.inputs
+        assert (inputs["dbName"], inputs["username"], str(inputs["port"])) == (
+            db["name"],
+            db["user"],
+            db["port"],
+        )
+        # The parameter group forces TLS, and the master insists on it.
+        (group,) = stack.registrations("rds/parameterGroup:ParameterGroup")
+        assert inputs["parameterGroupName"] == group.inputs["name"]
+        assert {"name": "rds.force_ssl", "value": "1"} in group.inputs["parameters"]
         assert db["ssl_mode"] == "require"
         assert not any("postgres" in c.get("image", "") for _, t in workloads(stack) for c in containers(t))
         return
@@ -180,9 +193,14 @@ def test_master_logs_in_with_the_password_the_database_was_initialised_with(stac
     master_yaml = unwrap(master_config_registration(stack).inputs["stringData"])["master.yaml"]
     db_password = yaml.safe_load(master_yaml)["db"]["password"]
     if database_config(stack)["mode"] == "managed":
-        _, _, user = cloud_sql(stack)
-        assert unwrap(user.inputs["password"]) == db_password, (
-            f"{stack.name}: master.yaml's db.password is not the Cloud SQL user's"
+        if stack.raw["cloud"] == "gke":
+            _, _, user = cloud_sql(stack)
+            password = user.inputs["password"]
+        else:
+            (instance,) = stack.registrations("rds/instance:Instance")
+            password = instance.inputs["password"]
+        assert unwrap(password) == db_password, (
+            f"{stack.name}: master.yaml's db.password is not the database's"
         )
         return
     _, template, _ = next(

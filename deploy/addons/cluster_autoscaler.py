@@ -1,0 +1,83 @@
+"""The Kubernetes cluster-autoscaler (EKS), from its official chart: grows node groups
+from zero when pods wait, shrinks them when nodes idle.
+
+It finds the groups by the tags EKS puts on their Auto Scaling groups and, at zero nodes,
+learns what a group offers from the node-template tags (deploy/platform/eks/node_groups.py).
+Its AWS permissions come through EKS Pod Identity: describe everything, change only the
+Auto Scaling groups of this cluster.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from deploy import versions
+
+NAMESPACE = "kube-system"
+SERVICE_ACCOUNT = "cluster-autoscaler"
+
+
+def iam_policy(cluster: str) -> dict[str, Any]:
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Action": [
+                    "autoscaling:DescribeAutoScalingGroups",
+                    "autoscaling:DescribeAutoScalingInstances",
+                    "autoscaling:DescribeLaunchConfigurations",
+                    "autoscaling:DescribeScalingActivities",
+                    "autoscaling:DescribeTags",
+                    "ec2:DescribeImages",
+                    "ec2:DescribeInstanceTypes",
+                    "ec2:DescribeLaunchTemplateVersions",
+                    "ec2:GetInstanceTypesFromInstanceRequirements",
+                    "eks:DescribeNodegroup",
+                ],
+                "Resource": "*",
+            },
+            {
+                "Effect": "Allow",
+                "Action": [
+                    "autoscaling:SetDesiredCapacity",
+                    "autoscaling:TerminateInstanceInAutoScalingGroup",
+                ],
+                "Resource": "*",
+                # EKS tags the Auto Scaling groups of its managed node groups so.
+                "Condition": {
+                    "StringEquals": {f"aws:ResourceTag/k8s.io/cluster-autoscaler/{cluster}": "owned"}
+                },
+            },
+        ],
+    }
+
+
+def values(cluster: str, region: str, kubernetes_version: str) -> dict[str, Any]:
+    return {
+        "cloudProvider": "aws",
+        "awsRegion": region,
+        "autoDiscovery": {"clusterName": cluster},
+        # The autoscaler must match the cluster's minor (the chart defaults to the newest).
+        "image": {"tag": versions.CLUSTER_AUTOSCALER_IMAGES[kubernetes_version]},
+        "rbac": {"serviceAccount": {"create": True, "name": SERVICE_ACCOUNT}},
+        "extraArgs": {
+            "balance-similar-node-groups": True,
+            # The group that wastes the least of what it would add: GPUs stay for GPU tasks.
+            "expander": "least-waste",
+            "scale-down-unneeded-time": "10m",
+        },
+    }
+
+
+def release_args(cluster: str, region: str, kubernetes_version: str) -> dict[str, Any]:
+    return {
+        "name": "cluster-autoscaler",
+        "chart": versions.CLUSTER_AUTOSCALER_CHART,
+        "version": versions.CLUSTER_AUTOSCALER_VERSION,
+        "repository_opts": {"repo": versions.CLUSTER_AUTOSCALER_REPOSITORY},
+        "namespace": NAMESPACE,
+        "values": values(cluster, region, kubernetes_version),
+        "atomic": True,
+        "cleanup_on_fail": True,
+    }

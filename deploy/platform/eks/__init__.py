@@ -1,0 +1,382 @@
+"""EKS: a cluster with managed node groups (CPU and NVIDIA GPU, scaling from zero), its VPC,
+the checkpoint bucket with Pod Identity, RDS, the cluster-autoscaler and the NVIDIA device
+plugin or GPU operator; all behind one `ClusterHandle`.
+
+Plain pulumi-aws resources (no pulumi-eks component), so tests and policies see every one.
+One module per concern (network, iam, cluster, node_groups, storage, database); pure
+functions give each resource's arguments, `EksPlatform` only registers and wires them.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_kubernetes as k8s
+
+from deploy import defaults, kube, passwords
+from deploy.addons import cluster_autoscaler, gpu_operator, nvidia_device_plugin
+from deploy.config import EksStack, InClusterDatabase, ManagedDatabase, S3Storage
+from deploy.platform import ClusterHandle, DatabaseServer, database_volume
+from deploy.platform.eks import cluster as eks_cluster
+from deploy.platform.eks import database, iam, network, node_groups, storage
+
+
+class EksPlatform(pulumi.ComponentResource):
+    """Everything AWS holds for one Determined install."""
+
+    def __init__(self, name: str, cfg: EksStack, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("determined:eks:Platform", name, None, opts)
+        region = cfg.cluster.region
+        self.provider = aws.Provider("aws", region=region, opts=pulumi.ResourceOptions(parent=self))
+        child = pulumi.ResourceOptions(parent=self, provider=self.provider)
+        invoke = pulumi.InvokeOutputOptions(parent=self, provider=self.provider)
+        keep = not cfg.data_deletion_allowed
+        data = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(retain_on_delete=keep))
+        name_of = cfg.cluster.name
+        version = eks_cluster.kubernetes_version(cfg)
+
+        net = network.network(cfg, child)
+        # Read now (not as outputs): the bucket's name and the admin entry derive from them.
+        caller = aws.get_caller_identity(opts=pulumi.InvokeOptions(parent=self, provider=self.provider))
+
+        cluster_role = iam.role(
+            "cluster",
+            iam.role_name(name_of, "cluster"),
+            iam.trust("eks.amazonaws.com", ("sts:AssumeRole", "sts:TagSession")),
+            iam.CLUSTER_POLICIES,
+            child,
+        )
+        key = aws.kms.Key("secrets", opts=child, **eks_cluster.kms_key_args(cfg))
+        self.cluster = aws.eks.Cluster(
+            "cluster",
+            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[cluster_role])),
+            **eks_cluster.cluster_args(cfg, cluster_role.arn, net.private_subnet_ids, key.arn),
+        )
+        # The deploying identity (the role behind an assumed-role session) and the configured admins.
+        deployer = aws.iam.get_session_context_output(arn=caller.arn, opts=invoke).issuer_arn
+        admins: list[pulumi.Input[str]] = [deployer, *cfg.cluster.admin_arns]
+        self.access: list[pulumi.Resource] = []
+        for i, principal in enumerate(admins):
+            entry = aws.eks.AccessEntry(
+                f"admin-{i}",
+                cluster_name=self.cluster.name,
+                principal_arn=principal,
+                type="STANDARD",
+                opts=child,
+            )
+            self.access.append(
+                aws.eks.AccessPolicyAssociation(
+                    f"admin-{i}",
+                    cluster_name=self.cluster.name,
+                    principal_arn=entry.principal_arn,
+                    policy_arn=eks_cluster.ADMIN_POLICY,
+                    access_scope={"type": "cluster"},
+                    opts=child,
+                )
+            )
+
+        node_role = iam.role(
+            "nodes", iam.role_name(name_of, "nodes"), iam.trust("ec2.amazonaws.com"), iam.NODE_POLICIES, child
+        )
+        # Add-ons the nodes need to join and get addresses: before the node groups.
+        pod_identity = iam.POD_IDENTITY_TRUST
+        cni_role = iam.role(
+            "vpc-cni", iam.role_name(name_of, "vpc-cni"), pod_identity, iam.CNI_POLICIES, child
+        )
+        ebs_role = iam.role(
+            "ebs-csi", iam.role_name(name_of, "ebs-csi"), pod_identity, iam.EBS_CSI_POLICIES, child
+        )
+        addon_roles = {
+            "vpc-cni": (cni_role, "aws-node"),
+            "aws-ebs-csi-driver": (ebs_role, "ebs-csi-controller-sa"),
+        }
+        addons: dict[str, aws.eks.Addon] = {}
+        for addon in eks_cluster.ADDONS:
+            if addon in eks_cluster.ADDONS_ON_NODES:
+                continue
+            addons[addon] = self._addon(addon, addon_roles.get(addon), child)
+        self.node_groups = []
+        for pool in cfg.node_pools:
+            group = aws.eks.NodeGroup(
+                pool.name,
+                opts=pulumi.ResourceOptions.merge(
+                    child,
+                    pulumi.ResourceOptions(
+                        depends_on=[node_role, *addons.values()],
+                        # The autoscaler owns the size after creation.
+                        ignore_changes=["scalingConfig.desiredSize"],
+                    ),
+                ),
+                **node_groups.node_group_args(
+                    cfg, pool, self.cluster.name, node_role.arn, net.private_subnet_ids
+                ),
+            )
+            asg = group.resources.apply(lambda resources: resources[0].autoscaling_groups[0].name)
+            for i, (tag_key, value) in enumerate(sorted(node_groups.node_template_tags(pool).items())):
+                aws.autoscaling.Tag(
+                    f"{pool.name}-template-{i}",
+                    autoscaling_group_name=asg,
+                    tag={"key": tag_key, "value": value, "propagate_at_launch": False},
+                    opts=child,
+                )
+            self.node_groups.append(group)
+        after_nodes = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=self.node_groups))
+        for addon in eks_cluster.ADDONS:
+            if addon in eks_cluster.ADDONS_ON_NODES:
+                addons[addon] = self._addon(addon, addon_roles.get(addon), after_nodes)
+
+        self.kubeconfig = pulumi.Output.secret(
+            pulumi.Output.all(self.cluster.endpoint, self.cluster.certificate_authority.data).apply(
+                lambda v: eks_cluster.kubeconfig(name_of, region, v[0], v[1])
+            )
+        )
+        self.kubernetes = k8s.Provider(
+            "eks",
+            kubeconfig=self.kubeconfig,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=self.access),
+        )
+        kube_opts = pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.kubernetes})
+        self.ready: list[pulumi.Resource] = [*self.node_groups, *addons.values()]
+
+        autoscaler_role = iam.role(
+            "cluster-autoscaler",
+            iam.role_name(name_of, "cluster-autoscaler"),
+            pod_identity,
+            (),
+            child,
+            inline=cluster_autoscaler.iam_policy(name_of),
+        )
+        association = aws.eks.PodIdentityAssociation(
+            "cluster-autoscaler",
+            cluster_name=self.cluster.name,
+            namespace=cluster_autoscaler.NAMESPACE,
+            service_account=cluster_autoscaler.SERVICE_ACCOUNT,
+            role_arn=autoscaler_role.arn,
+            opts=child,
+        )
+        k8s.helm.v3.Release(
+            "cluster-autoscaler",
+            opts=pulumi.ResourceOptions.merge(
+                kube_opts, pulumi.ResourceOptions(depends_on=[*self.node_groups, association])
+            ),
+            **cluster_autoscaler.release_args(name_of, region, version),
+        )
+
+        if cfg.gpu_operator.enabled:
+            self.ready.append(
+                gpu_operator.GpuOperator(
+                    "gpu-operator",
+                    cfg,
+                    platform="eks",
+                    opts=pulumi.ResourceOptions.merge(
+                        kube_opts, pulumi.ResourceOptions(depends_on=self.node_groups)
+                    ),
+                )
+            )
+        elif any(pool.gpu for pool in cfg.node_pools):
+            self.ready.append(
+                k8s.helm.v3.Release(
+                    "nvidia-device-plugin",
+                    opts=pulumi.ResourceOptions.merge(
+                        kube_opts, pulumi.ResourceOptions(depends_on=self.node_groups)
+                    ),
+                    **nvidia_device_plugin.release_args(cfg),
+                )
+            )
+
+        self.storage_class: str | None = None
+        if isinstance(cfg.database, InClusterDatabase):
+            self.storage_class = database_volume.NAME
+            volume_class = database_volume.storage_class(
+                "ebs.csi.aws.com", {"type": "gp3", "encrypted": "true"}
+            )
+            self.ready.append(
+                kube.register(
+                    volume_class,
+                    pulumi.ResourceOptions.merge(
+                        kube_opts, pulumi.ResourceOptions(depends_on=[addons["aws-ebs-csi-driver"]])
+                    ),
+                )
+            )
+
+        self.bucket: str | None = None
+        self.storage_identity: dict[str, pulumi.Input[str]] = {}
+        cs = cfg.checkpoint_storage
+        # An S3-compatible store (endpointUrl) or static keys: nothing to create or bind on AWS.
+        if isinstance(cs, S3Storage) and not cs.endpoint_url and cs.access_key is None:
+            self._checkpoint_bucket(cfg, caller.account_id, child, data)
+
+        self.database: DatabaseServer | None = None
+        if isinstance(cfg.database, ManagedDatabase):
+            self._rds(cfg, net, child, data)
+        self.register_outputs({"clusterName": self.cluster.name, "kubeconfig": self.kubeconfig})
+
+    def _addon(
+        self, addon: str, role: tuple[aws.iam.Role, str] | None, opts: pulumi.ResourceOptions
+    ) -> aws.eks.Addon:
+        args: dict[str, Any] = {
+            "cluster_name": self.cluster.name,
+            "addon_name": addon,
+            "resolve_conflicts_on_update": "OVERWRITE",
+        }
+        if role is not None:
+            created, account = role
+            args["pod_identity_associations"] = [{"role_arn": created.arn, "service_account": account}]
+        return aws.eks.Addon(addon, opts=opts, **args)
+
+    def _checkpoint_bucket(
+        self, cfg: EksStack, account: str, child: pulumi.ResourceOptions, data: pulumi.ResourceOptions
+    ) -> None:
+        cs = cfg.checkpoint_storage
+        assert isinstance(cs, S3Storage)
+        if cs.bucket:
+            name = cs.bucket
+        else:
+            name = self.bucket = storage.bucket_name(account, cfg.cluster.region, pulumi.get_stack())
+            self._bucket(cfg, name, child, data)
+        arn = f"arn:aws:s3:::{name}"
+        role = iam.role(
+            "storage",
+            iam.role_name(cfg.cluster.name, "checkpoints"),
+            iam.POD_IDENTITY_TRUST,
+            (),
+            child,
+            inline=storage.access_policy(arn, cs),
+        )
+        for namespace, service_account in storage.kubernetes_accounts(cfg):
+            aws.eks.PodIdentityAssociation(
+                f"storage-{namespace}-{service_account}",
+                cluster_name=self.cluster.name,
+                namespace=namespace,
+                service_account=service_account,
+                role_arn=role.arn,
+                opts=child,
+            )
+        # Pod Identity needs no annotation; the accounts only have to exist (and be used).
+        self.storage_identity = {storage.ROLE_ANNOTATION: role.arn}
+
+    def _bucket(
+        self, cfg: EksStack, name: str, child: pulumi.ResourceOptions, data: pulumi.ResourceOptions
+    ) -> None:
+        bucket = aws.s3.Bucket(
+            "checkpoints", bucket=name, force_destroy=False, tags=dict(cfg.cluster.tags), opts=data
+        )
+        part = pulumi.ResourceOptions.merge(data, pulumi.ResourceOptions(depends_on=[bucket]))
+        aws.s3.BucketPublicAccessBlock(
+            "checkpoints", bucket=bucket.id, opts=part, **storage.PUBLIC_ACCESS_BLOCKED
+        )
+        aws.s3.BucketOwnershipControls(
+            "checkpoints", bucket=bucket.id, rule={"object_ownership": "BucketOwnerEnforced"}, opts=part
+        )
+        aws.s3.BucketServerSideEncryptionConfiguration(
+            "checkpoints",
+            bucket=bucket.id,
+            rules=[
+                {
+                    "apply_server_side_encryption_by_default": {"sse_algorithm": "aws:kms"},
+                    "bucket_key_enabled": True,
+                }
+            ],
+            opts=part,
+        )
+        aws.s3.BucketPolicy(
+            "checkpoints",
+            bucket=bucket.id,
+            policy=json.dumps(storage.tls_only_policy(f"arn:aws:s3:::{name}")),
+            opts=part,
+        )
+        if cfg.environment == "prod":
+            aws.s3.BucketVersioning(
+                "checkpoints", bucket=bucket.id, versioning_configuration={"status": "Enabled"}, opts=part
+            )
+            aws.s3.BucketLifecycleConfiguration(
+                "checkpoints",
+                bucket=bucket.id,
+                rules=[
+                    {
+                        "id": "noncurrent-versions",
+                        "status": "Enabled",
+                        "filter": {},
+                        "noncurrent_version_expiration": {"noncurrent_days": storage.NONCURRENT_DAYS},
+                    }
+                ],
+                opts=part,
+            )
+
+    def _rds(
+        self, cfg: EksStack, net: network.Network, child: pulumi.ResourceOptions, data: pulumi.ResourceOptions
+    ) -> None:
+        name = cfg.cluster.name
+        subnets = aws.rds.SubnetGroup(
+            "database",
+            name=f"{name}-db",
+            subnet_ids=net.private_subnet_ids,
+            tags=dict(cfg.cluster.tags),
+            opts=child,
+        )
+        group = aws.ec2.SecurityGroup(
+            "database",
+            name=f"{name}-db",
+            description=f"PostgreSQL of {name}: from the cluster only",
+            vpc_id=net.vpc_id,
+            tags=dict(cfg.cluster.tags),
+            opts=child,
+        )
+        aws.vpc.SecurityGroupIngressRule(
+            "database-from-cluster",
+            security_group_id=group.id,
+            referenced_security_group_id=self.cluster.vpc_config.cluster_security_group_id,
+            ip_protocol="tcp",
+            from_port=defaults.DB_PORT,
+            to_port=defaults.DB_PORT,
+            description="PostgreSQL from the cluster's nodes and pods",
+            opts=child,
+        )
+        parameters = aws.rds.ParameterGroup("database", opts=child, **database.parameter_group_args(cfg))
+        password = passwords.configured_or_generated("database-password", None, self)
+        instance = aws.rds.Instance(
+            "database",
+            opts=data,
+            **database.instance_args(cfg, subnets.name, group.id, parameters.name, password),
+        )
+        self.database = DatabaseServer(
+            host=instance.address,
+            port=defaults.DB_PORT,
+            name=defaults.DB_DATABASE,
+            user=defaults.DB_USER,
+            password=password,
+            ssl_mode="require",
+        )
+
+
+def exports(cfg: EksStack, platform: EksPlatform) -> dict[str, pulumi.Input]:
+    cluster = cfg.cluster
+    values: dict[str, pulumi.Input] = {
+        "clusterName": platform.cluster.name,
+        "kubeconfig": platform.kubeconfig,
+        "updateKubeconfig": f"aws eks update-kubeconfig --name {cluster.name} --region {cluster.region}",
+    }
+    bucket = platform.bucket or getattr(cfg.checkpoint_storage, "bucket", None)
+    if bucket:
+        values["checkpointBucket"] = f"s3://{bucket}"
+    if platform.database:
+        values["databaseEndpoint"] = pulumi.Output.format(
+            "{0}:{1}", platform.database.host, platform.database.port
+        )
+    return values
+
+
+def connect(cfg: EksStack) -> ClusterHandle:
+    platform = EksPlatform("eks", cfg)
+    return ClusterHandle(
+        provider=platform.kubernetes,
+        default_storage_class=platform.storage_class,
+        ready=platform.ready,
+        storage_identity=platform.storage_identity,
+        bucket=platform.bucket,
+        database=platform.database,
+        exports=exports(cfg, platform),
+    )

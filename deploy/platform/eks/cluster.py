@@ -1,0 +1,66 @@
+"""The EKS cluster: pinned version, API authentication with explicit access entries,
+control-plane logs, secrets encrypted with a rotated KMS key, a fenced API endpoint, the
+managed add-ons, and the kubeconfig the Kubernetes provider uses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+
+from deploy import versions
+from deploy.config import EksStack
+from deploy.kube.kubeconfig import kubeconfig as kube_kubeconfig
+
+LOG_TYPES = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
+ADMIN_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+# Managed add-ons, each at the default version for the cluster's Kubernetes version.
+ADDONS = ("vpc-cni", "kube-proxy", "eks-pod-identity-agent", "coredns", "aws-ebs-csi-driver")
+# Add-ons whose pods need nodes to run on (the others are DaemonSets or cluster-side).
+ADDONS_ON_NODES = {"coredns", "aws-ebs-csi-driver"}
+
+
+def kubernetes_version(cfg: EksStack) -> str:
+    return cfg.cluster.kubernetes_version or versions.DEFAULT_EKS_KUBERNETES_VERSION
+
+
+def cluster_args(
+    cfg: EksStack,
+    role_arn: pulumi.Input[str],
+    subnet_ids: list[pulumi.Input[str]],
+    key_arn: pulumi.Input[str],
+) -> dict[str, Any]:
+    endpoint = cfg.cluster.endpoint
+    vpc_config: dict[str, Any] = {
+        "subnet_ids": subnet_ids,
+        "endpoint_private_access": endpoint.private_access,
+        "endpoint_public_access": endpoint.public_access,
+    }
+    if endpoint.public_access and endpoint.public_access_cidrs:
+        vpc_config["public_access_cidrs"] = list(endpoint.public_access_cidrs)
+    return {
+        "name": cfg.cluster.name,
+        "version": kubernetes_version(cfg),
+        "role_arn": role_arn,
+        "vpc_config": vpc_config,
+        # Access entries only (no aws-auth ConfigMap); the creator gets no implicit admin:
+        # it gets an explicit entry below, like every other admin (both would conflict).
+        "access_config": {"authentication_mode": "API", "bootstrap_cluster_creator_admin_permissions": False},
+        "enabled_cluster_log_types": LOG_TYPES,
+        "encryption_config": {"provider": {"key_arn": key_arn}, "resources": ["secrets"]},
+        "tags": dict(cfg.cluster.tags),
+    }
+
+
+def kms_key_args(cfg: EksStack) -> dict[str, Any]:
+    return {
+        "description": f"Kubernetes secrets of EKS cluster {cfg.cluster.name}",
+        "enable_key_rotation": True,
+        "deletion_window_in_days": 30,
+    }
+
+
+def kubeconfig(name: str, region: str, endpoint: str, ca_data: str) -> str:
+    """A kubeconfig that gets a token from `aws eks get-token` with the caller's AWS credentials."""
+    args = ["eks", "get-token", "--cluster-name", name, "--region", region, "--output", "json"]
+    return kube_kubeconfig(f"eks-{name}", endpoint, ca_data, {"command": "aws", "args": args})

@@ -1,0 +1,61 @@
+"""IAM for the cluster, least privilege: each actor gets its own role with AWS's managed
+policy for exactly its job, or an inline policy limited to its resources.
+
+Pods get AWS access only through EKS Pod Identity (a role trusting pods.eks.amazonaws.com,
+associated with one namespace/service account): no access keys, nothing on the node role.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+
+AWS_POLICY = "arn:aws:iam::aws:policy/"
+CLUSTER_POLICIES = ("AmazonEKSClusterPolicy",)
+# The VPC CNI's AmazonEKS_CNI_Policy is on the CNI's own role, not here.
+NODE_POLICIES = ("AmazonEKSWorkerNodePolicy", "AmazonEC2ContainerRegistryPullOnly")
+CNI_POLICIES = ("AmazonEKS_CNI_Policy",)
+EBS_CSI_POLICIES = ("service-role/AmazonEBSCSIDriverPolicy",)
+
+
+def trust(service: str, actions: tuple[str, ...] = ("sts:AssumeRole",)) -> dict[str, Any]:
+    """A trust policy letting `service` assume the role."""
+    return {
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Allow", "Principal": {"Service": service}, "Action": list(actions)}],
+    }
+
+
+# EKS Pod Identity assumes roles with session tags.
+POD_IDENTITY_TRUST = trust("pods.eks.amazonaws.com", ("sts:AssumeRole", "sts:TagSession"))
+
+
+def role(
+    name: str,
+    role_name: str,
+    assume: dict[str, Any],
+    managed: tuple[str, ...],
+    opts: pulumi.ResourceOptions,
+    inline: dict[str, Any] | None = None,
+) -> aws.iam.Role:
+    """A role with AWS managed policies attached (by name) and an optional inline policy."""
+    created = aws.iam.Role(name, name=role_name, assume_role_policy=json.dumps(assume), opts=opts)
+    child = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[created]))
+    for policy in managed:
+        aws.iam.RolePolicyAttachment(
+            f"{name}-{policy.rsplit('/', 1)[-1]}",
+            role=created.name,
+            policy_arn=AWS_POLICY + policy,
+            opts=child,
+        )
+    if inline is not None:
+        aws.iam.RolePolicy(name, role=created.id, policy=json.dumps(inline), opts=child)
+    return created
+
+
+def role_name(cluster: str, purpose: str) -> str:
+    """IAM role names take 64 characters; cluster names 40."""
+    return f"{cluster}-{purpose}"[:64]

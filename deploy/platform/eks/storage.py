@@ -1,0 +1,77 @@
+"""Checkpoint storage on S3: the bucket (created unless named), locked down, and one role
+that the master's and tasks' Kubernetes service accounts assume through EKS Pod Identity,
+allowed that bucket (and prefix) only."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+from deploy import defaults
+from deploy.config import EksStack, S3Storage
+
+NONCURRENT_DAYS = 30
+PUBLIC_ACCESS_BLOCKED = {
+    "block_public_acls": True,
+    "block_public_policy": True,
+    "ignore_public_acls": True,
+    "restrict_public_buckets": True,
+}
+# Pod Identity binds by association, not annotation; this one only tells readers (and the
+# app, which creates the task service accounts when a platform binds storage) which role.
+ROLE_ANNOTATION = "determined.ai/aws-role"
+
+
+def bucket_name(account: str, region: str, stack: str) -> str:
+    """`<stack>-<account>-<region>-checkpoints`: S3 names are global, so the account and
+    region keep them apart; shortened with a digest past 63 characters."""
+    base = re.sub(r"[^a-z0-9-]+", "-", f"{stack}-{account}-{region}".lower()).strip("-")
+    name = f"{base}-checkpoints"
+    if len(name) > 63:
+        digest = hashlib.sha256(base.encode()).hexdigest()[:8]
+        name = f"{base[: 63 - len('-checkpoints') - 9].rstrip('-')}-{digest}-checkpoints"
+    return name
+
+
+def kubernetes_accounts(cfg: EksStack) -> list[tuple[str, str]]:
+    """(namespace, service account) of every pod that reads or writes checkpoints."""
+    accounts = [(cfg.namespace, defaults.MASTER_NAME)]
+    accounts += [(ns, defaults.TASK_SERVICE_ACCOUNT) for ns in cfg.task_namespaces]
+    return accounts
+
+
+def tls_only_policy(bucket_arn: str) -> dict[str, Any]:
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Sid": "DenyPlainHttp",
+                "Effect": "Deny",
+                "Principal": "*",
+                "Action": "s3:*",
+                "Resource": [bucket_arn, f"{bucket_arn}/*"],
+                "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+            }
+        ],
+    }
+
+
+def access_policy(bucket_arn: str, storage: S3Storage) -> dict[str, Any]:
+    """Objects under the prefix of this one bucket: read, write, delete, list."""
+    prefix = storage.prefix.strip("/")
+    objects = f"{bucket_arn}/{prefix}/*" if prefix else f"{bucket_arn}/*"
+    listing: dict[str, Any] = {"Effect": "Allow", "Action": ["s3:ListBucket"], "Resource": bucket_arn}
+    if prefix:
+        listing["Condition"] = {"StringLike": {"s3:prefix": [prefix, f"{prefix}/*"]}}
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            listing,
+            {
+                "Effect": "Allow",
+                "Action": ["s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload"],
+                "Resource": objects,
+            },
+        ],
+    }
