@@ -1,0 +1,396 @@
+"""EKS stacks under the plan's mocks: what AWS is asked to create, and what the Determined
+objects make of it (service accounts, bucket, database)."""
+
+from __future__ import annotations
+
+import functools
+import json
+
+import pytest
+import yaml
+from conftest import ROOT
+from planning import by_kind, one, plan_file, plan_for, resource
+
+from deploy.platform.eks import network, storage
+from plan.mocks import AWS_ACCOUNT
+from plan.redaction import SECRET, UNKNOWN
+
+STACKS = ROOT / "stacks"
+FIXTURES = ROOT / "tests" / "fixtures" / "stacks"
+
+
+@functools.cache
+def planned(name: str, preview: bool = False):
+    path = STACKS / f"Pulumi.{name}.yaml"
+    if not path.exists():
+        path = FIXTURES / f"Pulumi.{name}.yaml"
+    return plan_file(path, preview=preview)
+
+
+def of_type(result, suffix):
+    return [r for r in result.resources if r["type"].endswith(suffix)]
+
+
+def group(result, name):
+    return resource(result, "eks/nodeGroup:NodeGroup", name)["inputs"]
+
+
+def policy(res):
+    return json.loads(res["inputs"]["policy"])
+
+
+def master_yaml(result):
+    return yaml.safe_load(result.master_yaml)
+
+
+def dev_config():
+    raw = yaml.safe_load((STACKS / "Pulumi.eks-dev.yaml").read_text())["config"]
+    return {key.split(":", 1)[1]: value for key, value in raw.items()}
+
+
+# --- node groups ----------------------------------------------------------------------------
+
+
+def test_cpu_groups_run_the_standard_ami_untainted_and_gpu_groups_the_nvidia_ami_tainted():
+    result = planned("eks-prod")
+    system = group(result, "system")
+    assert (system["amiType"], system["taints"]) == ("AL2023_x86_64_STANDARD", [])
+    assert "nvidia.com/gpu.present" not in system["labels"]
+    a100 = group(result, "a100")
+    assert a100["amiType"] == "AL2023_x86_64_NVIDIA"
+    assert a100["instanceTypes"] == ["p4d.24xlarge"]
+    assert a100["taints"] == [{"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}]
+    assert a100["labels"] == {
+        "team": "research",
+        "determined.ai/node-pool": "a100",
+        "nvidia.com/gpu.present": "true",
+    }
+
+
+def test_extra_taints_follow_the_gpu_taint():
+    g5 = group(planned("eks-existing-vpc"), "g5")
+    assert g5["taints"] == [
+        {"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"},
+        {"key": "team", "value": "vision", "effect": "NO_SCHEDULE"},
+    ]
+
+
+def test_spot_and_scaling_from_zero_with_the_size_left_to_the_autoscaler():
+    result = planned("eks-dev")
+    l4 = resource(result, "eks/nodeGroup:NodeGroup", "l4")
+    assert l4["inputs"]["capacityType"] == "SPOT"
+    assert l4["inputs"]["scalingConfig"] == {"minSize": 0, "maxSize": 2, "desiredSize": 0}
+    assert l4["options"]["ignoreChanges"] == ["scalingConfig.desiredSize"]
+    assert group(result, "system")["capacityType"] == "ON_DEMAND"
+
+
+def test_each_asg_carries_the_node_template_a_group_at_zero_is_planned_with():
+    result = planned("eks-prod")
+    tags = {}
+    for tag in of_type(result, "autoscaling/tag:Tag"):
+        if tag["name"].startswith("a100-"):
+            tags[tag["inputs"]["tag"]["key"]] = tag["inputs"]["tag"]
+    template = "k8s.io/cluster-autoscaler/node-template"
+    assert tags[f"{template}/resources/nvidia.com/gpu"]["value"] == "8"
+    assert tags[f"{template}/taint/nvidia.com/gpu"]["value"] == "present:NoSchedule"
+    assert tags[f"{template}/label/determined.ai/node-pool"]["value"] == "a100"
+    assert tags[f"{template}/label/team"]["value"] == "research"
+    assert all(t["propagateAtLaunch"] is False for t in tags.values())
+    # On the group's Auto Scaling group, as EKS reports it.
+    outputs = result.recorder.outputs[("aws:eks/nodeGroup:NodeGroup", "a100")]
+    asg = outputs["resources"][0]["autoscalingGroups"][0]["name"]
+    a100_tags = [t for t in of_type(result, "autoscaling/tag:Tag") if t["name"].startswith("a100-")]
+    assert {t["inputs"]["autoscalingGroupName"] for t in a100_tags} == {asg}
+
+
+def test_the_autoscaler_runs_from_its_chart_with_its_own_role_for_this_cluster_only():
+    result = planned("eks-prod")
+    release = resource(result, "helm.sh/v3:Release", "cluster-autoscaler")["inputs"]
+    assert (release["chart"], release["version"], release["namespace"]) == (
+        "cluster-autoscaler",
+        "9.59.0",
+        "kube-system",
+    )
+    values = release["values"]
+    assert values["autoDiscovery"] == {"clusterName": "det-prod"}
+    assert (values["cloudProvider"], values["awsRegion"]) == ("aws", "us-west-2")
+    assert values["image"] == {"tag": "v1.34.5"}
+    association = resource(result, "eks/podIdentityAssociation:PodIdentityAssociation", "cluster-autoscaler")
+    assert (association["inputs"]["namespace"], association["inputs"]["serviceAccount"]) == (
+        "kube-system",
+        values["rbac"]["serviceAccount"]["name"],
+    )
+    statements = policy(resource(result, "iam/rolePolicy:RolePolicy", "cluster-autoscaler"))["Statement"]
+    (scaling,) = [s for s in statements if "autoscaling:SetDesiredCapacity" in s["Action"]]
+    assert scaling["Condition"] == {
+        "StringEquals": {"aws:ResourceTag/k8s.io/cluster-autoscaler/det-prod": "owned"}
+    }
+
+
+# --- cluster ------------------------------------------------------------------------------------
+
+
+def test_access_entries_are_explicit_and_the_bootstrap_admin_is_off():
+    result = planned("eks-prod")
+    cluster = resource(result, "eks/cluster:Cluster", "cluster")["inputs"]
+    assert cluster["accessConfig"] == {
+        "authenticationMode": "API",
+        "bootstrapClusterCreatorAdminPermissions": False,
+    }
+    principals = sorted(e["inputs"]["principalArn"] for e in of_type(result, "eks/accessEntry:AccessEntry"))
+    assert principals == [
+        f"arn:aws:iam::{AWS_ACCOUNT}:role/platform-admins",
+        f"arn:aws:iam::{AWS_ACCOUNT}:user/offline-plan",  # the deploying identity
+    ]
+    for association in of_type(result, "eks/accessPolicyAssociation:AccessPolicyAssociation"):
+        assert association["inputs"]["policyArn"].endswith("AmazonEKSClusterAdminPolicy")
+        assert association["inputs"]["accessScope"] == {"type": "cluster"}
+
+
+def test_the_cluster_logs_encrypts_secrets_and_fences_its_endpoint():
+    result = planned("eks-prod")
+    cluster = resource(result, "eks/cluster:Cluster", "cluster")["inputs"]
+    assert cluster["version"] == "1.34"
+    assert set(cluster["enabledClusterLogTypes"]) >= {"api", "audit", "authenticator"}
+    key = resource(result, "kms/key:Key", "secrets")
+    assert key["inputs"]["enableKeyRotation"] is True
+    assert cluster["encryptionConfig"]["resources"] == ["secrets"]
+    assert cluster["encryptionConfig"]["provider"]["keyArn"].startswith("arn:aws:kms:")
+    assert cluster["vpcConfig"]["publicAccessCidrs"] == ["203.0.113.0/24"]
+    assert cluster["vpcConfig"]["endpointPrivateAccess"] is True
+    private = resource(planned("eks-existing-vpc"), "eks/cluster:Cluster", "cluster")["inputs"]["vpcConfig"]
+    assert private["endpointPublicAccess"] is False and "publicAccessCidrs" not in private
+
+
+def test_least_privilege_roles_cni_and_ebs_policies_are_not_on_the_node_role():
+    result = planned("eks-dev")
+    attached = {}
+    for attachment in of_type(result, "iam/rolePolicyAttachment:RolePolicyAttachment"):
+        attached.setdefault(attachment["inputs"]["role"], set()).add(
+            attachment["inputs"]["policyArn"].rsplit("/", 1)[-1]
+        )
+    assert attached["det-dev-nodes"] == {"AmazonEKSWorkerNodePolicy", "AmazonEC2ContainerRegistryPullOnly"}
+    assert attached["det-dev-cluster"] == {"AmazonEKSClusterPolicy"}
+    assert attached["det-dev-vpc-cni"] == {"AmazonEKS_CNI_Policy"}
+    assert attached["det-dev-ebs-csi"] == {"AmazonEBSCSIDriverPolicy"}
+    addons = {a["inputs"]["addonName"]: a["inputs"] for a in of_type(result, "eks/addon:Addon")}
+    assert set(addons) == {"vpc-cni", "kube-proxy", "eks-pod-identity-agent", "coredns", "aws-ebs-csi-driver"}
+    assert addons["vpc-cni"]["podIdentityAssociations"][0]["serviceAccount"] == "aws-node"
+    assert (
+        addons["aws-ebs-csi-driver"]["podIdentityAssociations"][0]["serviceAccount"]
+        == "ebs-csi-controller-sa"
+    )
+
+
+def test_the_vpc_spans_two_zones_in_dev_and_three_with_a_nat_each_in_prod():
+    for stack, zones, nats in (("eks-dev", 2, 1), ("eks-prod", 3, 3)):
+        result = planned(stack)
+        subnets = of_type(result, "ec2/subnet:Subnet")
+        public = [s for s in subnets if s["name"].startswith("public-")]
+        private = [s for s in subnets if s["name"].startswith("private-")]
+        assert (len(public), len(private), len(of_type(result, "ec2/natGateway:NatGateway"))) == (
+            zones,
+            zones,
+            nats,
+        )
+        name = resource(result, "eks/cluster:Cluster", "cluster")["inputs"]["name"]
+        for subnet in public:
+            assert subnet["inputs"]["tags"]["kubernetes.io/role/elb"] == "1"
+            assert f"kubernetes.io/cluster/{name}" in subnet["inputs"]["tags"]
+        for subnet in private:
+            assert subnet["inputs"]["tags"]["kubernetes.io/role/internal-elb"] == "1"
+        assert len({s["inputs"]["availabilityZone"] for s in private}) == zones
+
+
+def test_subnet_ranges_do_not_overlap():
+    import ipaddress
+
+    private, public = network.subnet_cidrs("10.0.0.0/16", 3)
+    ranges = [ipaddress.ip_network(c) for c in private + public]
+    assert all(not a.overlaps(b) for i, a in enumerate(ranges) for b in ranges[i + 1 :])
+    assert all(r.subnet_of(ipaddress.ip_network("10.0.0.0/16")) for r in ranges)
+
+
+def test_an_existing_vpc_is_used_not_created():
+    result = planned("eks-existing-vpc")
+    assert not of_type(result, "ec2/vpc:Vpc") and not of_type(result, "ec2/subnet:Subnet")
+    cluster = resource(result, "eks/cluster:Cluster", "cluster")["inputs"]
+    assert cluster["vpcConfig"]["subnetIds"] == ["subnet-0aaa1111bbb22223a", "subnet-0aaa1111bbb22223b"]
+
+
+def test_exports_name_the_cluster_and_the_way_in():
+    outputs = planned("eks-prod").outputs
+    assert outputs["clusterName"] == "det-prod"
+    assert outputs["kubeconfig"] == SECRET
+    assert outputs["updateKubeconfig"] == "aws eks update-kubeconfig --name det-prod --region us-west-2"
+    assert outputs["checkpointBucket"] == f"s3://eks-prod-{AWS_ACCOUNT}-us-west-2-checkpoints"
+    assert outputs["databaseEndpoint"].endswith(".rds.amazonaws.com:5432")
+    assert planned("eks-prod", preview=True).outputs["databaseEndpoint"] == UNKNOWN
+
+
+def test_kubernetes_objects_go_through_a_provider_made_from_the_new_cluster():
+    result = planned("eks-dev")
+    (provider,) = [r for r in result.resources if r["type"] == "pulumi:providers:kubernetes"]
+    assert provider["inputs"]["kubeconfig"] == SECRET
+    for reg in result.recorder.resources:
+        if reg.custom and reg.type.startswith("kubernetes:"):
+            assert reg.provider.split("::")[-2] == "eks", reg.name
+
+
+# --- GPU software ---------------------------------------------------------------------------------
+
+
+def test_without_the_operator_the_device_plugin_tolerates_every_gpu_taint():
+    result = planned("eks-existing-vpc")
+    assert not of_type(result, "components:GpuOperator")
+    release = resource(result, "helm.sh/v3:Release", "nvidia-device-plugin")["inputs"]
+    assert (release["chart"], release["version"]) == ("nvidia-device-plugin", "0.20.0")
+    tolerations = release["values"]["tolerations"]
+    assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in tolerations
+    assert {"key": "CriticalAddonsOnly", "operator": "Exists"} in tolerations
+    assert {"key": "team", "operator": "Equal", "value": "vision", "effect": "NoSchedule"} in tolerations
+
+
+def test_the_gpu_operator_keeps_the_amis_driver_and_toolkit():
+    result = planned("eks-prod")
+    assert not [r for r in of_type(result, "helm.sh/v3:Release") if r["name"] == "nvidia-device-plugin"]
+    release = resource(result, "helm.sh/v3:Release", "gpu-operator")["inputs"]
+    values = release["values"]
+    assert values["driver"] == {"enabled": False} and values["toolkit"] == {"enabled": False}
+    assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in values["daemonsets"][
+        "tolerations"
+    ]
+    assert "hostPaths" not in values
+    assert not by_kind(result, "DaemonSet")  # no GKE driver installer on EKS
+
+
+# --- checkpoint bucket and Pod Identity -------------------------------------------------------
+
+
+def test_the_created_bucket_is_locked_down_and_kept():
+    for stack in ("eks-dev", "eks-prod"):
+        result = planned(stack)
+        bucket = resource(result, "s3/bucket:Bucket", "checkpoints")
+        assert bucket["inputs"]["forceDestroy"] is False
+        assert bucket["options"].get("retainOnDelete") is True
+        block = resource(result, "s3/bucketPublicAccessBlock:BucketPublicAccessBlock", "checkpoints")[
+            "inputs"
+        ]
+        assert all(
+            block[k]
+            for k in ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets")
+        )
+        owner = resource(result, "s3/bucketOwnershipControls:BucketOwnershipControls", "checkpoints")[
+            "inputs"
+        ]
+        assert owner["rule"] == {"objectOwnership": "BucketOwnerEnforced"}
+        encryption = resource(
+            result,
+            "s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration",
+            "checkpoints",
+        )
+        assert (
+            encryption["inputs"]["rules"][0]["applyServerSideEncryptionByDefault"]["sseAlgorithm"]
+            == "aws:kms"
+        )
+        (deny,) = policy(resource(result, "s3/bucketPolicy:BucketPolicy", "checkpoints"))["Statement"]
+        assert deny["Effect"] == "Deny" and deny["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+        versioned = of_type(result, "s3/bucketVersioning:BucketVersioning")
+        assert bool(versioned) == (stack == "eks-prod")
+    assert master_yaml(planned("eks-dev"))["checkpoint_storage"]["bucket"] == (
+        f"eks-dev-{AWS_ACCOUNT}-us-east-1-checkpoints"
+    )
+
+
+def test_allow_data_deletion_lets_destroy_delete_the_bucket():
+    result = plan_for({**dev_config(), "allowDataDeletion": True}, stack="eks-dev")
+    assert not resource(result, "s3/bucket:Bucket", "checkpoints")["options"].get("retainOnDelete")
+
+
+def test_pod_identity_binds_exactly_the_accounts_that_touch_checkpoints():
+    result = planned("eks-dev")
+    pairs = sorted(
+        (a["inputs"]["namespace"], a["inputs"]["serviceAccount"])
+        for a in of_type(result, "eks/podIdentityAssociation:PodIdentityAssociation")
+        if a["name"].startswith("storage-")
+    )
+    assert pairs == [
+        ("det-aux", "determined-task"),
+        ("det-l4", "determined-task"),
+        ("determined", "determined-master"),
+        ("determined", "determined-task"),
+    ]
+    accounts = {
+        (a["metadata"]["namespace"], a["metadata"]["name"]) for a in by_kind(result, "ServiceAccount")
+    }
+    assert set(pairs) <= accounts
+    role = resource(result, "iam/role:Role", "storage")
+    trust = json.loads(role["inputs"]["assumeRolePolicy"])["Statement"][0]
+    assert trust["Principal"] == {"Service": "pods.eks.amazonaws.com"}
+    assert sorted(trust["Action"]) == ["sts:AssumeRole", "sts:TagSession"]
+    config = master_yaml(result)
+    for pool in config["resource_pools"]:
+        assert (
+            pool["task_container_defaults"]["gpu_pod_spec"]["spec"]["serviceAccountName"] == "determined-task"
+        )
+
+
+def test_the_storage_policy_covers_the_bucket_and_prefix_only():
+    result = planned("eks-existing-vpc")
+    assert not of_type(result, "s3/bucket:Bucket")  # named by the user: not created
+    statements = policy(resource(result, "iam/rolePolicy:RolePolicy", "storage"))["Statement"]
+    resources = {
+        r for s in statements for r in ([s["Resource"]] if isinstance(s["Resource"], str) else s["Resource"])
+    }
+    assert resources == {"arn:aws:s3:::vision-checkpoints", "arn:aws:s3:::vision-checkpoints/determined/*"}
+    (listing,) = [s for s in statements if s["Action"] == ["s3:ListBucket"]]
+    assert listing["Condition"] == {"StringLike": {"s3:prefix": ["determined", "determined/*"]}}
+
+
+@pytest.mark.parametrize(
+    ("account", "region", "stack"),
+    [("123456789012", "us-east-1", "dev"), ("1" * 12, "ap-southeast-2", "x" * 60)],
+)
+def test_derived_bucket_names_are_valid_s3_names(account, region, stack):
+    import re
+
+    name = storage.bucket_name(account, region, stack)
+    assert re.fullmatch(r"[a-z0-9][a-z0-9-]{1,61}[a-z0-9]", name), name
+
+
+# --- RDS ------------------------------------------------------------------------------------------
+
+
+def test_rds_is_private_encrypted_tls_only_and_protected_in_prod():
+    result = planned("eks-prod")
+    db = resource(result, "rds/instance:Instance", "database")
+    inputs = db["inputs"]
+    assert inputs["publiclyAccessible"] is False
+    assert inputs["storageEncrypted"] is True and inputs["storageType"] == "gp3"
+    assert (inputs["engine"], inputs["engineVersion"]) == ("postgres", "17")
+    assert inputs["deletionProtection"] is True and inputs["skipFinalSnapshot"] is False
+    assert inputs["finalSnapshotIdentifier"] and inputs["backupRetentionPeriod"] >= 7 and inputs["multiAz"]
+    assert inputs["password"] == SECRET
+    assert db["options"].get("retainOnDelete") is True
+    group = resource(result, "rds/parameterGroup:ParameterGroup", "database")["inputs"]
+    assert {"name": "rds.force_ssl", "value": "1"} in group["parameters"]
+    rule = resource(result, "vpc/securityGroupIngressRule:SecurityGroupIngressRule", "database-from-cluster")[
+        "inputs"
+    ]
+    assert (rule["fromPort"], rule["toPort"], rule["ipProtocol"]) == (5432, 5432, "tcp")
+    assert rule["referencedSecurityGroupId"].startswith("sg-") and "cidrIpv4" not in rule
+    assert master_yaml(result)["db"]["ssl_mode"] == "require"
+    dev = resource(planned("eks-existing-vpc"), "rds/instance:Instance", "database")["inputs"]
+    assert dev["deletionProtection"] is False and dev["skipFinalSnapshot"] is True
+
+
+def test_the_in_cluster_database_volume_is_encrypted_gp3_and_retained():
+    result = planned("eks-dev")
+    volume_class = one(result, "StorageClass", "determined-db")
+    assert volume_class["provisioner"] == "ebs.csi.aws.com"
+    assert volume_class["parameters"] == {"type": "gp3", "encrypted": "true"}
+    assert volume_class["reclaimPolicy"] == "Retain"
+    assert (
+        one(result, "PersistentVolumeClaim", "determined-db-data")["spec"]["storageClassName"]
+        == "determined-db"
+    )
