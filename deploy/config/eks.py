@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from deploy import versions
 from deploy.config import eks_instances
+from deploy.config.database import ManagedDatabase
 from deploy.config.node_pools import EksNodePool
 
 if TYPE_CHECKING:
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
 Add = Callable[[str, str], None]
 
 _INSTANCE_TYPE = "an EC2 instance type such as m6i.2xlarge or g6.12xlarge"
+RDS_MIN_STORAGE_GB = 20
 
 
 def _gpu_problems(i: int, pool: EksNodePool, add: Add) -> None:
@@ -27,6 +29,13 @@ def _gpu_problems(i: int, pool: EksNodePool, add: Add) -> None:
     family = eks_instances.family(pool.machine_type)
     accelerator = eks_instances.accelerator(pool.machine_type)
     gpu = pool.gpu
+    if eks_instances.arm(pool.machine_type) and not accelerator:
+        add(
+            f"{at}.machineType",
+            f"{pool.machine_type!r} has ARM (Graviton) CPUs; node groups run the x86_64 AL2023 AMIs: "
+            "choose an x86 instance type (m6i, m7i, c7i, r7i, ...)",
+        )
+        return
     if gpu is None:
         if accelerator:
             count = eks_instances.gpu_count(pool.machine_type)
@@ -76,6 +85,8 @@ def _vpc_problems(cfg: EksStack, add: Add) -> None:
     vpc = cfg.cluster.vpc
     at = "cluster.vpc"
     if vpc.existing:
+        if cfg.cluster.zones:
+            add("cluster.zones", "only for a created VPC: an existing VPC's subnets decide the zones")
         if len(vpc.private_subnet_ids) < 2:
             add(f"{at}.privateSubnetIds", "at least two subnets (in two zones) of the existing VPC")
         if "cidr" in vpc.model_fields_set:
@@ -98,6 +109,12 @@ def _taint_problems(i: int, pool: EksNodePool, add: Add) -> None:
             )
 
 
+def _database_problems(cfg: EksStack, add: Add) -> None:
+    db = cfg.database
+    if isinstance(db, ManagedDatabase) and db.storage_size_gb < RDS_MIN_STORAGE_GB:
+        add("database.storageSizeGb", f"RDS gp3 storage starts at {RDS_MIN_STORAGE_GB} GB")
+
+
 def eks_problems(cfg: EksStack, add: Add) -> None:
     for i, pool in enumerate(cfg.node_pools):
         _gpu_problems(i, pool, add)
@@ -105,3 +122,4 @@ def eks_problems(cfg: EksStack, add: Add) -> None:
     _version_problems(cfg, add)
     _endpoint_problems(cfg, add)
     _vpc_problems(cfg, add)
+    _database_problems(cfg, add)

@@ -6,6 +6,8 @@ families with NVIDIA GPUs qualify. Source: EC2 "Accelerated computing" instance 
 
 from __future__ import annotations
 
+import re
+
 # Family -> the GPU every size of it carries.
 FAMILY_ACCELERATOR: dict[str, str] = {
     "p3": "nvidia-tesla-v100",
@@ -60,3 +62,8 @@ def accelerator(instance_type: str) -> str | None:
 def gpu_count(instance_type: str) -> int:
     """GPUs per instance of a GPU instance type."""
     return _MULTI_GPU.get(family(instance_type), {}).get(size(instance_type), 1)
+
+
+def arm(instance_type: str) -> bool:
+    """Graviton (ARM) instance types: a `g` after the generation (m7g, c6gn, r6gd, t4g, x2gd)."""
+    return bool(re.fullmatch(r"[a-z]+[0-9]+g[a-z]*", family(instance_type))) or family(instance_type) == "a1"

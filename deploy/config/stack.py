@@ -298,6 +298,12 @@ def _data_problems(cfg: StackConfig, add: Add) -> None:
             f"required for {cs.type} storage on cloud {cfg.cloud} (the stack creates gcs buckets on gke "
             "and s3 buckets on eks)",
         )
+    elif isinstance(cs, S3Storage) and not cs.bucket and (cs.endpoint_url or cs.access_key):
+        add(
+            "checkpointStorage.bucket",
+            "required with endpointUrl or static keys (a bucket is created only on AWS S3, reached through "
+            "Pod Identity)",
+        )
     if isinstance(cs, S3Storage) and (cs.access_key is None) != (cs.secret_key is None):
         add(
             "checkpointStorage.secretKey" if cs.secret_key is None else "checkpointStorage.accessKey",
@@ -447,7 +453,7 @@ def _not_supported_yet(cfg: StackConfig, add: Add) -> None:
     if cfg.gpu_operator.enabled and isinstance(cfg, ExistingStack):
         add(
             "gpuOperator.enabled",
-            "installing the GPU operator is supported for cloud gke only yet; set false",
+            "the GPU operator is installed on clusters the stack creates (cloud gke or eks); set false",
         )
     if cfg.scheduler == "kueue":
         add("scheduler", "kueue is not supported yet; use default")

@@ -48,6 +48,16 @@ class ClusterHandle:
     exports: dict[str, pulumi.Input] = field(default_factory=dict)
 
 
+def data_exports(bucket_url: str | None, database: DatabaseServer | None) -> dict[str, pulumi.Input]:
+    """Stack outputs saying where a created cluster's data lives."""
+    values: dict[str, pulumi.Input] = {}
+    if bucket_url:
+        values["checkpointBucket"] = bucket_url
+    if database:
+        values["databaseEndpoint"] = pulumi.Output.format("{0}:{1}", database.host, database.port)
+    return values
+
+
 def connect(cfg: StackConfig) -> ClusterHandle:
     """The handle of the cluster the config names; each target imports only its own SDK."""
     if isinstance(cfg, ExistingStack):

@@ -15,14 +15,15 @@ from deploy import kube
 NAME = "determined-db"
 
 
-def storage_class(provisioner: str, parameters: dict[str, str]) -> dict[str, Any]:
+def storage_class(provisioner: str, parameters: dict[str, str], retain: bool = True) -> dict[str, Any]:
+    """`retain` false (allowDataDeletion): the disk goes with its claim."""
     return kube.manifest(
         "storage.k8s.io/v1",
         "StorageClass",
         kube.metadata(NAME, "database"),
         provisioner=provisioner,
         parameters=parameters,
-        reclaimPolicy="Retain",
+        reclaimPolicy="Retain" if retain else "Delete",
         # Created in the zone of the node the database lands on.
         volumeBindingMode="WaitForFirstConsumer",
         allowVolumeExpansion=True,

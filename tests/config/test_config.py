@@ -421,7 +421,7 @@ BAD_CASES = [
     (
         "operator not yet",
         {"gpuOperator": {"enabled": True}},
-        "determined:gpuOperator.enabled: installing the GPU operator is supported for cloud gke only yet",
+        "determined:gpuOperator.enabled: the GPU operator is installed on clusters the stack creates",
     ),
     (
         "operator version form",

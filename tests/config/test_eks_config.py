@@ -186,6 +186,35 @@ BAD_CASES = [
         "determined:checkpointStorage.bucket: required for gcs storage on cloud eks",
     ),
     (
+        "graviton cpu pool",
+        eks(nodePools=[{"name": "system", "machineType": "m7g.2xlarge"}, A100]),
+        "determined:nodePools[0].machineType: 'm7g.2xlarge' has ARM (Graviton) CPUs",
+    ),
+    (
+        "rds storage minimum",
+        eks(database={"mode": "managed", "tier": "db.t4g.medium", "storageSizeGb": 10}),
+        "determined:database.storageSizeGb: RDS gp3 storage starts at 20 GB",
+    ),
+    (
+        "zones with an existing vpc",
+        eks(
+            cluster={
+                **EKS["cluster"],
+                "zones": ["us-east-1a", "us-east-1b"],
+                "vpc": {
+                    "id": "vpc-0123456789abcdef0",
+                    "privateSubnetIds": ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"],
+                },
+            }
+        ),
+        "determined:cluster.zones: only for a created VPC",
+    ),
+    (
+        "s3-compatible store without a bucket",
+        eks(checkpointStorage={"type": "s3", "endpointUrl": "http://minio:9000"}),
+        "determined:checkpointStorage.bucket: required with endpointUrl or static keys",
+    ),
+    (
         "gke keys on eks",
         eks(cluster={**EKS["cluster"], "releaseChannel": "STABLE"}),
         "determined:cluster.releaseChannel: only for cloud gke",

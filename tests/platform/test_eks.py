@@ -394,3 +394,30 @@ def test_the_in_cluster_database_volume_is_encrypted_gp3_and_retained():
         one(result, "PersistentVolumeClaim", "determined-db-data")["spec"]["storageClassName"]
         == "determined-db"
     )
+
+
+def test_a_kept_rds_instance_keeps_the_network_it_lives_in():
+    result = planned("eks-prod")
+    kept = [
+        resource(result, "ec2/vpc:Vpc", "vpc"),
+        *[r for r in of_type(result, "ec2/subnet:Subnet") if r["name"].startswith("private-")],
+        resource(result, "rds/subnetGroup:SubnetGroup", "database"),
+        resource(result, "ec2/securityGroup:SecurityGroup", "database"),
+        resource(result, "rds/parameterGroup:ParameterGroup", "database"),
+    ]
+    assert all(r["options"].get("retainOnDelete") is True for r in kept), [r["name"] for r in kept]
+    # Without a managed database the network goes with the stack.
+    assert not resource(planned("eks-dev"), "ec2/vpc:Vpc", "vpc")["options"].get("retainOnDelete")
+
+
+def test_allow_data_deletion_lets_the_database_disk_go_with_its_claim():
+    result = plan_for({**dev_config(), "allowDataDeletion": True}, stack="eks-dev")
+    assert one(result, "StorageClass", "determined-db")["reclaimPolicy"] == "Delete"
+
+
+def test_the_deploying_identity_listed_as_admin_gets_one_access_entry():
+    raw = dev_config()
+    raw["cluster"] = {**raw["cluster"], "adminArns": [f"arn:aws:iam::{AWS_ACCOUNT}:user/offline-plan"]}
+    result = plan_for(raw, stack="eks-dev")
+    principals = [e["inputs"]["principalArn"] for e in of_type(result, "eks/accessEntry:AccessEntry")]
+    assert principals == [f"arn:aws:iam::{AWS_ACCOUNT}:user/offline-plan"]

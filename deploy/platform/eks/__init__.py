@@ -19,7 +19,7 @@ import pulumi_kubernetes as k8s
 from deploy import defaults, kube, passwords
 from deploy.addons import cluster_autoscaler, gpu_operator, nvidia_device_plugin
 from deploy.config import EksStack, InClusterDatabase, ManagedDatabase, S3Storage
-from deploy.platform import ClusterHandle, DatabaseServer, database_volume
+from deploy.platform import ClusterHandle, DatabaseServer, checkpoints, data_exports, database_volume
 from deploy.platform.eks import cluster as eks_cluster
 from deploy.platform.eks import database, iam, network, node_groups, storage
 
@@ -32,15 +32,16 @@ class EksPlatform(pulumi.ComponentResource):
         region = cfg.cluster.region
         self.provider = aws.Provider("aws", region=region, opts=pulumi.ResourceOptions(parent=self))
         child = pulumi.ResourceOptions(parent=self, provider=self.provider)
-        invoke = pulumi.InvokeOutputOptions(parent=self, provider=self.provider)
+        invoke = pulumi.InvokeOptions(parent=self, provider=self.provider)
         keep = not cfg.data_deletion_allowed
         data = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(retain_on_delete=keep))
         name_of = cfg.cluster.name
         version = eks_cluster.kubernetes_version(cfg)
 
-        net = network.network(cfg, child)
+        managed_db = isinstance(cfg.database, ManagedDatabase)
+        net = network.network(cfg, keep_database=keep and managed_db, opts=child)
         # Read now (not as outputs): the bucket's name and the admin entry derive from them.
-        caller = aws.get_caller_identity(opts=pulumi.InvokeOptions(parent=self, provider=self.provider))
+        caller = aws.get_caller_identity(opts=invoke)
 
         cluster_role = iam.role(
             "cluster",
@@ -56,8 +57,9 @@ class EksPlatform(pulumi.ComponentResource):
             **eks_cluster.cluster_args(cfg, cluster_role.arn, net.private_subnet_ids, key.arn),
         )
         # The deploying identity (the role behind an assumed-role session) and the configured admins.
-        deployer = aws.iam.get_session_context_output(arn=caller.arn, opts=invoke).issuer_arn
-        admins: list[pulumi.Input[str]] = [deployer, *cfg.cluster.admin_arns]
+        deployer = aws.iam.get_session_context(arn=caller.arn, opts=invoke).issuer_arn
+        # One entry per principal: EKS refuses a second entry for the same one.
+        admins = list(dict.fromkeys([deployer, *cfg.cluster.admin_arns]))
         self.access: list[pulumi.Resource] = []
         for i, principal in enumerate(admins):
             entry = aws.eks.AccessEntry(
@@ -191,7 +193,7 @@ class EksPlatform(pulumi.ComponentResource):
         if isinstance(cfg.database, InClusterDatabase):
             self.storage_class = database_volume.NAME
             volume_class = database_volume.storage_class(
-                "ebs.csi.aws.com", {"type": "gp3", "encrypted": "true"}
+                "ebs.csi.aws.com", {"type": "gp3", "encrypted": "true"}, retain=keep
             )
             self.ready.append(
                 kube.register(
@@ -210,8 +212,8 @@ class EksPlatform(pulumi.ComponentResource):
             self._checkpoint_bucket(cfg, caller.account_id, child, data)
 
         self.database: DatabaseServer | None = None
-        if isinstance(cfg.database, ManagedDatabase):
-            self._rds(cfg, net, child, data)
+        if managed_db:
+            self._rds(cfg, net, data)
         self.register_outputs({"clusterName": self.cluster.name, "kubeconfig": self.kubeconfig})
 
     def _addon(
@@ -246,7 +248,7 @@ class EksPlatform(pulumi.ComponentResource):
             child,
             inline=storage.access_policy(arn, cs),
         )
-        for namespace, service_account in storage.kubernetes_accounts(cfg):
+        for namespace, service_account in checkpoints.kubernetes_accounts(cfg):
             aws.eks.PodIdentityAssociation(
                 f"storage-{namespace}-{service_account}",
                 cluster_name=self.cluster.name,
@@ -306,16 +308,15 @@ class EksPlatform(pulumi.ComponentResource):
                 opts=part,
             )
 
-    def _rds(
-        self, cfg: EksStack, net: network.Network, child: pulumi.ResourceOptions, data: pulumi.ResourceOptions
-    ) -> None:
+    def _rds(self, cfg: EksStack, net: network.Network, data: pulumi.ResourceOptions) -> None:
         name = cfg.cluster.name
+        # What a kept instance uses is kept with it (AWS refuses to delete it while in use).
         subnets = aws.rds.SubnetGroup(
             "database",
             name=f"{name}-db",
             subnet_ids=net.private_subnet_ids,
             tags=dict(cfg.cluster.tags),
-            opts=child,
+            opts=data,
         )
         group = aws.ec2.SecurityGroup(
             "database",
@@ -323,7 +324,7 @@ class EksPlatform(pulumi.ComponentResource):
             description=f"PostgreSQL of {name}: from the cluster only",
             vpc_id=net.vpc_id,
             tags=dict(cfg.cluster.tags),
-            opts=child,
+            opts=data,
         )
         aws.vpc.SecurityGroupIngressRule(
             "database-from-cluster",
@@ -333,9 +334,9 @@ class EksPlatform(pulumi.ComponentResource):
             from_port=defaults.DB_PORT,
             to_port=defaults.DB_PORT,
             description="PostgreSQL from the cluster's nodes and pods",
-            opts=child,
+            opts=data,
         )
-        parameters = aws.rds.ParameterGroup("database", opts=child, **database.parameter_group_args(cfg))
+        parameters = aws.rds.ParameterGroup("database", opts=data, **database.parameter_group_args(cfg))
         password = passwords.configured_or_generated("database-password", None, self)
         instance = aws.rds.Instance(
             "database",
@@ -360,13 +361,7 @@ def exports(cfg: EksStack, platform: EksPlatform) -> dict[str, pulumi.Input]:
         "updateKubeconfig": f"aws eks update-kubeconfig --name {cluster.name} --region {cluster.region}",
     }
     bucket = platform.bucket or getattr(cfg.checkpoint_storage, "bucket", None)
-    if bucket:
-        values["checkpointBucket"] = f"s3://{bucket}"
-    if platform.database:
-        values["databaseEndpoint"] = pulumi.Output.format(
-            "{0}:{1}", platform.database.host, platform.database.port
-        )
-    return values
+    return values | data_exports(f"s3://{bucket}" if bucket else None, platform.database)
 
 
 def connect(cfg: EksStack) -> ClusterHandle:

@@ -18,6 +18,7 @@ from deploy.config import EksStack, ManagedDatabase
 ENGINE_VERSION = "17"  # PostgreSQL 17: supported by RDS until 2030
 PARAMETER_FAMILY = "postgres17"
 BACKUP_DAYS = {"dev": 7, "prod": 30}
+STORAGE_GROWTH = 4
 
 
 def parameter_group_args(cfg: EksStack) -> dict[str, Any]:
@@ -46,6 +47,8 @@ def instance_args(
         "engine_version": ENGINE_VERSION,
         "instance_class": db.tier,
         "allocated_storage": db.storage_size_gb,
+        # Storage autoscaling up to this bound: a full disk stops the master.
+        "max_allocated_storage": db.storage_size_gb * STORAGE_GROWTH,
         "storage_type": "gp3",
         "storage_encrypted": True,
         "db_name": defaults.DB_DATABASE,

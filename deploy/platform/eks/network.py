@@ -52,7 +52,9 @@ def subnet_tags(cluster: str, public: bool) -> dict[str, str]:
     }
 
 
-def network(cfg: EksStack, opts: pulumi.ResourceOptions) -> Network:
+def network(cfg: EksStack, keep_database: bool, opts: pulumi.ResourceOptions) -> Network:
+    """`keep_database`: a kept RDS instance keeps its network interfaces in the private
+    subnets, so the VPC and those subnets are kept with it (AWS refuses to delete them)."""
     vpc_cfg = cfg.cluster.vpc
     if vpc_cfg.existing:
         return Network(vpc_cfg.id, list(vpc_cfg.private_subnet_ids), list(vpc_cfg.public_subnet_ids))
@@ -68,13 +70,14 @@ def network(cfg: EksStack, opts: pulumi.ResourceOptions) -> Network:
         zone_names = [available.names.apply(lambda names, i=i: names[i]) for i in range(zones)]
     private_cidrs, public_cidrs = subnet_cidrs(vpc_cfg.cidr, zones)
 
+    kept = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(retain_on_delete=keep_database))
     vpc = aws.ec2.Vpc(
         "vpc",
         cidr_block=vpc_cfg.cidr,
         enable_dns_hostnames=True,
         enable_dns_support=True,
         tags={"Name": name},
-        opts=opts,
+        opts=kept,
     )
     gateway = aws.ec2.InternetGateway("internet", vpc_id=vpc.id, tags={"Name": name}, opts=opts)
     public_routes = aws.ec2.RouteTable(
@@ -120,7 +123,7 @@ def network(cfg: EksStack, opts: pulumi.ResourceOptions) -> Network:
             cidr_block=private_cidrs[i],
             availability_zone=zone_names[i],
             tags=subnet_tags(name, public=False),
-            opts=opts,
+            opts=kept,
         )
         routes = aws.ec2.RouteTable(
             f"private-{i}",

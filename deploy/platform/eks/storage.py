@@ -4,12 +4,10 @@ allowed that bucket (and prefix) only."""
 
 from __future__ import annotations
 
-import hashlib
-import re
 from typing import Any
 
-from deploy import defaults
-from deploy.config import EksStack, S3Storage
+from deploy.config import S3Storage
+from deploy.platform import checkpoints
 
 NONCURRENT_DAYS = 30
 PUBLIC_ACCESS_BLOCKED = {
@@ -25,20 +23,8 @@ ROLE_ANNOTATION = "determined.ai/aws-role"
 
 def bucket_name(account: str, region: str, stack: str) -> str:
     """`<stack>-<account>-<region>-checkpoints`: S3 names are global, so the account and
-    region keep them apart; shortened with a digest past 63 characters."""
-    base = re.sub(r"[^a-z0-9-]+", "-", f"{stack}-{account}-{region}".lower()).strip("-")
-    name = f"{base}-checkpoints"
-    if len(name) > 63:
-        digest = hashlib.sha256(base.encode()).hexdigest()[:8]
-        name = f"{base[: 63 - len('-checkpoints') - 9].rstrip('-')}-{digest}-checkpoints"
-    return name
-
-
-def kubernetes_accounts(cfg: EksStack) -> list[tuple[str, str]]:
-    """(namespace, service account) of every pod that reads or writes checkpoints."""
-    accounts = [(cfg.namespace, defaults.MASTER_NAME)]
-    accounts += [(ns, defaults.TASK_SERVICE_ACCOUNT) for ns in cfg.task_namespaces]
-    return accounts
+    region keep them apart."""
+    return checkpoints.bucket_name(stack, account, region)
 
 
 def tls_only_policy(bucket_arn: str) -> dict[str, Any]:

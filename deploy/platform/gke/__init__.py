@@ -15,7 +15,7 @@ import pulumi_kubernetes as k8s
 from deploy import defaults, kube, passwords
 from deploy.addons import gpu_operator
 from deploy.config import ConfigError, GcsStorage, GkeStack, InClusterDatabase, ManagedDatabase, Problem
-from deploy.platform import ClusterHandle, DatabaseServer, database_volume
+from deploy.platform import ClusterHandle, DatabaseServer, checkpoints, data_exports, database_volume
 from deploy.platform.gke import cluster as gke_cluster
 from deploy.platform.gke import database, network, node_pools, storage
 
@@ -88,7 +88,9 @@ class GkePlatform(pulumi.ComponentResource):
         self.storage_class: str | None = None
         if isinstance(cfg.database, InClusterDatabase):
             self.storage_class = database_volume.NAME
-            volume_class = database_volume.storage_class("pd.csi.storage.gke.io", {"type": "pd-balanced"})
+            volume_class = database_volume.storage_class(
+                "pd.csi.storage.gke.io", {"type": "pd-balanced"}, retain=keep
+            )
             self.ready.append(
                 kube.register(
                     volume_class,
@@ -120,7 +122,7 @@ class GkePlatform(pulumi.ComponentResource):
         gcp.storage.BucketIAMMember(
             "storage-objects", bucket=name, role=storage.STORAGE_ROLE, member=account.member, opts=child
         )
-        for namespace, ksa in storage.kubernetes_accounts(cfg):
+        for namespace, ksa in checkpoints.kubernetes_accounts(cfg):
             gcp.serviceaccount.IAMMember(
                 f"storage-{namespace}-{ksa}",
                 service_account_id=account.name,
@@ -169,13 +171,7 @@ def exports(cfg: GkeStack, project: str, platform: GkePlatform) -> dict[str, pul
         f"--region {cluster.region} --project {project}",
     }
     bucket = platform.bucket or getattr(cfg.checkpoint_storage, "bucket", None)
-    if bucket:
-        values["checkpointBucket"] = f"gs://{bucket}"
-    if platform.database:
-        values["databaseEndpoint"] = pulumi.Output.format(
-            "{0}:{1}", platform.database.host, platform.database.port
-        )
-    return values
+    return values | data_exports(f"gs://{bucket}" if bucket else None, platform.database)
 
 
 def connect(cfg: GkeStack) -> ClusterHandle:

@@ -5,12 +5,10 @@ identity): no keys anywhere, and access to this one bucket only.
 
 from __future__ import annotations
 
-import hashlib
-import re
 from typing import Any
 
-from deploy import defaults
 from deploy.config import GkeStack
+from deploy.platform import checkpoints
 from deploy.platform.gke.cluster import workload_pool
 from deploy.platform.gke.node_pools import account_id
 
@@ -24,14 +22,8 @@ NONCURRENT_DAYS = 30
 
 
 def bucket_name(project: str, stack: str) -> str:
-    """`<project>-<stack>-checkpoints`, made a valid GCS name (3-63 lower-case letters,
-    digits and '-'); shortened with a digest when too long, so it stays unique."""
-    base = re.sub(r"[^a-z0-9-]+", "-", f"{project}-{stack}".lower()).strip("-")
-    name = f"{base}-checkpoints"
-    if len(name) > 63:
-        digest = hashlib.sha256(base.encode()).hexdigest()[:8]
-        name = f"{base[: 63 - len('-checkpoints') - 9].rstrip('-')}-{digest}-checkpoints"
-    return name
+    """`<project>-<stack>-checkpoints` (GCS names are global; project IDs are unique)."""
+    return checkpoints.bucket_name(project, stack)
 
 
 def bucket_args(cfg: GkeStack, name: str) -> dict[str, Any]:
@@ -62,14 +54,6 @@ def storage_account_args(cfg: GkeStack) -> dict[str, Any]:
         "account_id": account_id(cfg.cluster.name, "storage"),
         "display_name": f"Determined checkpoints of {cfg.cluster.name}",
     }
-
-
-def kubernetes_accounts(cfg: GkeStack) -> list[tuple[str, str]]:
-    """(namespace, service account) of every pod that reads or writes checkpoints: the
-    master, and task pods (trials, checkpoint GC) in each namespace tasks run in."""
-    accounts = [(cfg.namespace, defaults.MASTER_NAME)]
-    accounts += [(ns, defaults.TASK_SERVICE_ACCOUNT) for ns in cfg.task_namespaces]
-    return accounts
 
 
 def workload_identity_member(project: str, namespace: str, account: str) -> str:

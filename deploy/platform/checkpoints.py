@@ -1,0 +1,30 @@
+"""What checkpoint storage shares across clouds: the name of a bucket the stack creates,
+and the Kubernetes service accounts that get the bucket through workload identity."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from deploy import defaults
+from deploy.config import StackConfig
+
+SUFFIX = "-checkpoints"
+
+
+def bucket_name(*parts: str) -> str:
+    """`<parts>-checkpoints` as a valid GCS and S3 name (3-63 lower-case letters, digits and
+    '-'); shortened with a digest past 63 characters, so that it stays unique."""
+    base = re.sub(r"[^a-z0-9-]+", "-", "-".join(parts).lower()).strip("-")
+    if len(base) + len(SUFFIX) > 63:
+        digest = hashlib.sha256(base.encode()).hexdigest()[:8]
+        base = f"{base[: 63 - len(SUFFIX) - 9].rstrip('-')}-{digest}"
+    return base + SUFFIX
+
+
+def kubernetes_accounts(cfg: StackConfig) -> list[tuple[str, str]]:
+    """(namespace, service account) of every pod that reads or writes checkpoints: the
+    master, and task pods (trials, checkpoint GC) in each namespace tasks run in."""
+    accounts = [(cfg.namespace, defaults.MASTER_NAME)]
+    accounts += [(ns, defaults.TASK_SERVICE_ACCOUNT) for ns in cfg.task_namespaces]
+    return accounts
