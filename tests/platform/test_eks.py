@@ -156,6 +156,9 @@ def test_the_cluster_logs_encrypts_secrets_and_fences_its_endpoint():
     assert key["inputs"]["enableKeyRotation"] is True
     assert cluster["encryptionConfig"]["resources"] == ["secrets"]
     assert cluster["encryptionConfig"]["provider"]["keyArn"].startswith("arn:aws:kms:")
+    (key_policy,) = policy(resource(result, "iam/rolePolicy:RolePolicy", "cluster"))["Statement"]
+    assert key_policy["Resource"] == cluster["encryptionConfig"]["provider"]["keyArn"]
+    assert "kms:Decrypt" in key_policy["Action"]
     assert cluster["vpcConfig"]["publicAccessCidrs"] == ["203.0.113.0/24"]
     assert cluster["vpcConfig"]["endpointPrivateAccess"] is True
     private = resource(planned("eks-existing-vpc"), "eks/cluster:Cluster", "cluster")["inputs"]["vpcConfig"]

@@ -43,14 +43,15 @@ class EksPlatform(pulumi.ComponentResource):
         # Read now (not as outputs): the bucket's name and the admin entry derive from them.
         caller = aws.get_caller_identity(opts=invoke)
 
+        key = aws.kms.Key("secrets", opts=child, **eks_cluster.kms_key_args(cfg))
         cluster_role = iam.role(
             "cluster",
             iam.role_name(name_of, "cluster"),
             iam.trust("eks.amazonaws.com", ("sts:AssumeRole", "sts:TagSession")),
             iam.CLUSTER_POLICIES,
             child,
+            inline=iam.secrets_key_policy(key.arn),
         )
-        key = aws.kms.Key("secrets", opts=child, **eks_cluster.kms_key_args(cfg))
         self.cluster = aws.eks.Cluster(
             "cluster",
             opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[cluster_role])),

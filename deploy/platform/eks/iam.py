@@ -41,7 +41,8 @@ def role(
     opts: pulumi.ResourceOptions,
     inline: dict[str, Any] | None = None,
 ) -> aws.iam.Role:
-    """A role with AWS managed policies attached (by name) and an optional inline policy."""
+    """A role with AWS managed policies attached (by name) and an optional inline policy
+    (which may hold outputs, such as the ARN of a resource created beside it)."""
     created = aws.iam.Role(name, name=role_name, assume_role_policy=json.dumps(assume), opts=opts)
     child = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[created]))
     for policy in managed:
@@ -52,8 +53,22 @@ def role(
             opts=child,
         )
     if inline is not None:
-        aws.iam.RolePolicy(name, role=created.id, policy=json.dumps(inline), opts=child)
+        aws.iam.RolePolicy(name, role=created.id, policy=pulumi.Output.json_dumps(inline), opts=child)
     return created
+
+
+def secrets_key_policy(key_arn: pulumi.Input[str]) -> dict[str, Any]:
+    """What the cluster role needs of the KMS key that encrypts Kubernetes secrets."""
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Action": ["kms:Encrypt", "kms:Decrypt", "kms:ListGrants", "kms:DescribeKey"],
+                "Resource": key_arn,
+            }
+        ],
+    }
 
 
 def role_name(cluster: str, purpose: str) -> str:
