@@ -135,12 +135,19 @@ class GpuOperator(pulumi.ComponentResource):
     """The operator's namespace, what the platform needs beside it, and its Helm release."""
 
     def __init__(
-        self, name: str, cfg: StackConfig, platform: Platform, opts: pulumi.ResourceOptions | None = None
+        self,
+        name: str,
+        cfg: StackConfig,
+        platform: Platform,
+        after: list[pulumi.Resource],
+        opts: pulumi.ResourceOptions | None = None,
     ):
+        """`after`: what must exist first (the node pools); a component's own dependencies
+        do not reach its children, so each child is given them."""
         super().__init__("determined:addons:GpuOperator", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
+        child = pulumi.ResourceOptions(parent=self, depends_on=after)
         ns = kube.register(namespace(), child)
-        after_ns = pulumi.ResourceOptions(parent=self, depends_on=[ns])
+        after_ns = pulumi.ResourceOptions(parent=self, depends_on=[*after, ns])
         before_release: list[pulumi.Resource] = [ns]
         if platform == "gke":
             before_release.append(kube.register(critical_pods_quota(), after_ns))
@@ -150,7 +157,7 @@ class GpuOperator(pulumi.ComponentResource):
                 before_release.append(kube.register(installer, child))
         self.release = k8s.helm.v3.Release(
             "gpu-operator",
-            opts=pulumi.ResourceOptions(parent=self, depends_on=before_release),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[*after, *before_release]),
             **release_args(cfg, platform),
         )
         self.register_outputs({})

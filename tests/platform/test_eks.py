@@ -424,3 +424,64 @@ def test_the_deploying_identity_listed_as_admin_gets_one_access_entry():
     result = plan_for(raw, stack="eks-dev")
     principals = [e["inputs"]["principalArn"] for e in of_type(result, "eks/accessEntry:AccessEntry")]
     assert principals == [f"arn:aws:iam::{AWS_ACCOUNT}:user/offline-plan"]
+
+
+# --- what a real apply and destroy need -----------------------------------------------------
+
+
+def test_users_of_a_role_wait_for_its_permissions():
+    result = planned("eks-prod")
+    grants = {}
+    for kind in ("iam/rolePolicyAttachment:RolePolicyAttachment", "iam/rolePolicy:RolePolicy"):
+        for grant in of_type(result, kind):
+            grants.setdefault(grant["inputs"]["role"], set()).add(grant["urn"])
+    by_role = {r["inputs"]["name"]: r for r in of_type(result, "iam/role:Role")}
+    cluster = resource(result, "eks/cluster:Cluster", "cluster")
+    cluster_role = by_role["det-prod-cluster"]
+    assert {g for g in grants["det-prod-cluster"]} <= set(cluster["dependsOn"]) | {cluster_role["urn"]}
+    for node_group in of_type(result, "eks/nodeGroup:NodeGroup"):
+        assert grants["det-prod-nodes"] <= set(node_group["dependsOn"]), node_group["name"]
+        assert node_group["options"]["deleteBeforeReplace"] is True
+
+
+def test_add_ons_take_over_what_the_cluster_bootstrapped():
+    for addon in of_type(planned("eks-dev"), "eks/addon:Addon"):
+        assert addon["inputs"]["resolveConflictsOnCreate"] == "OVERWRITE"
+
+
+def test_access_entries_are_named_by_their_principal():
+    names = {
+        e["inputs"]["principalArn"]: e["name"]
+        for e in of_type(planned("eks-prod"), "eks/accessEntry:AccessEntry")
+    }
+    raw = yaml.safe_load((STACKS / "Pulumi.eks-prod.yaml").read_text())["config"]
+    raw = {key.split(":", 1)[1]: value for key, value in raw.items()}
+    raw["cluster"] = {
+        **raw["cluster"],
+        "adminArns": [f"arn:aws:iam::{AWS_ACCOUNT}:role/other", *raw["cluster"]["adminArns"]],
+    }
+    again = {
+        e["inputs"]["principalArn"]: e["name"]
+        for e in of_type(plan_for(raw, stack="eks-prod"), "eks/accessEntry:AccessEntry")
+    }
+    assert all(again[principal] == name for principal, name in names.items())
+
+
+def test_prod_cluster_and_database_are_protected_and_the_ingress_rule_is_not_kept():
+    result = planned("eks-prod")
+    assert resource(result, "eks/cluster:Cluster", "cluster")["options"].get("protect") is True
+    assert resource(result, "rds/instance:Instance", "database")["options"].get("protect") is True
+    rule = resource(result, "vpc/securityGroupIngressRule:SecurityGroupIngressRule", "database-from-cluster")
+    assert not rule["options"].get("retainOnDelete")  # it references the cluster's own group
+
+
+def test_the_gpu_operators_objects_wait_for_the_node_groups():
+    result = planned("eks-prod")
+    groups = {r["urn"] for r in of_type(result, "eks/nodeGroup:NodeGroup")}
+    for reg in result.resources:
+        if (
+            "GpuOperator$" in (reg["parent"] or "")
+            or (reg["parent"]
+            and reg["parent"].endswith("::gpu-operator"))
+        ):
+            assert groups <= set(reg["dependsOn"]), reg["name"]

@@ -482,3 +482,59 @@ def test_previews_know_every_name_the_plan_shows():
     result = planned("gke-prod", preview=True)
     assert resource(result, "storage/bucket:Bucket", "checkpoints")["inputs"]["name"].endswith("-checkpoints")
     assert master_yaml(result)["checkpoint_storage"]["bucket"] == "my-gcp-project-gke-prod-checkpoints"
+
+
+# --- what a real apply and destroy need -----------------------------------------------------
+
+
+def test_workload_identity_bindings_wait_for_the_cluster_that_creates_the_identity_pool():
+    result = planned("gke-dev")
+    cluster = resource(result, "container/cluster:Cluster", "cluster")["urn"]
+    for binding in of_type(result, "serviceaccount/iAMMember:IAMMember"):
+        assert cluster in binding["dependsOn"], binding["name"]
+
+
+def test_replacing_a_pool_deletes_the_old_one_first_and_the_size_is_the_autoscalers():
+    for pool in of_type(planned("gke-prod"), "container/nodePool:NodePool"):
+        assert pool["options"]["deleteBeforeReplace"] is True
+        assert pool["options"]["ignoreChanges"] == ["initialNodeCount"]
+
+
+def test_even_the_default_pool_runs_as_the_nodes_account():
+    result = planned("gke-dev")
+    cluster = resource(result, "container/cluster:Cluster", "cluster")
+    email = result.recorder.outputs[("gcp:serviceaccount/account:Account", "nodes")]["email"]
+    assert cluster["inputs"]["nodeConfig"]["serviceAccount"] == email
+    assert cluster["options"]["ignoreChanges"] == ["nodeConfig"]
+
+
+def test_prod_cluster_and_database_are_protected_and_the_database_disk_may_grow():
+    prod = planned("gke-prod")
+    assert resource(prod, "container/cluster:Cluster", "cluster")["options"].get("protect") is True
+    instance = resource(prod, "sql/databaseInstance:DatabaseInstance", "database")
+    assert instance["options"].get("protect") is True
+    assert instance["options"]["ignoreChanges"] == ["settings.diskSize"]
+    dev = planned("gke-dev")
+    assert not resource(dev, "container/cluster:Cluster", "cluster")["options"].get("protect")
+
+
+def test_the_peering_is_abandoned_with_a_kept_database_and_removed_otherwise():
+    kept = resource(planned("gke-prod"), "servicenetworking/connection:Connection", "sql-peering")
+    assert kept["inputs"]["deletionPolicy"] == "ABANDON"
+    raw = yaml.safe_load((FIXTURES / "Pulumi.gke-shared-vpc.yaml").read_text())["config"]
+    raw = {key.split(":", 1)[1]: value for key, value in raw.items()}
+    cluster = {k: v for k, v in raw["cluster"].items() if k != "network"}
+    result = plan_for({**raw, "cluster": cluster, "allowDataDeletion": True}, stack="gke-shared")
+    gone = resource(result, "servicenetworking/connection:Connection", "sql-peering")
+    assert gone["inputs"]["deletionPolicy"] == "REMOVE_PEERING"
+    assert not resource(result, "compute/network:Network", "network")["options"].get("retainOnDelete")
+
+
+def test_the_gpu_operators_objects_wait_for_the_node_pools():
+    result = planned("gke-operator")
+    pools = {r["urn"] for r in of_type(result, "container/nodePool:NodePool")}
+    children = [r for r in result.resources if "GpuOperator::" in (r["parent"] or "")]
+    kinds = {r["type"].rsplit(":", 1)[-1] for r in children}
+    assert kinds == {"Namespace", "ResourceQuota", "DaemonSet", "Release"}
+    for reg in children:
+        assert pools <= set(reg["dependsOn"]), reg["name"]

@@ -9,6 +9,7 @@ functions give each resource's arguments, `EksPlatform` only registers and wires
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -54,7 +55,10 @@ class EksPlatform(pulumi.ComponentResource):
         )
         self.cluster = aws.eks.Cluster(
             "cluster",
-            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[cluster_role])),
+            opts=pulumi.ResourceOptions.merge(
+                child,
+                pulumi.ResourceOptions(depends_on=cluster_role.ready, protect=cfg.environment == "prod"),
+            ),
             **eks_cluster.cluster_args(cfg, cluster_role.arn, net.private_subnet_ids, key.arn),
         )
         # The deploying identity (the role behind an assumed-role session) and the configured admins.
@@ -62,9 +66,12 @@ class EksPlatform(pulumi.ComponentResource):
         # One entry per principal: EKS refuses a second entry for the same one.
         admins = list(dict.fromkeys([deployer, *cfg.cluster.admin_arns]))
         self.access: list[pulumi.Resource] = []
-        for i, principal in enumerate(admins):
+        for principal in admins:
+            # Named by the principal: reordering adminArns or deploying as another admin
+            # changes no entry (a replaced entry would meet its own principal's).
+            entry_name = f"admin-{hashlib.sha256(principal.encode()).hexdigest()[:10]}"
             entry = aws.eks.AccessEntry(
-                f"admin-{i}",
+                entry_name,
                 cluster_name=self.cluster.name,
                 principal_arn=principal,
                 type="STANDARD",
@@ -72,7 +79,7 @@ class EksPlatform(pulumi.ComponentResource):
             )
             self.access.append(
                 aws.eks.AccessPolicyAssociation(
-                    f"admin-{i}",
+                    entry_name,
                     cluster_name=self.cluster.name,
                     principal_arn=entry.principal_arn,
                     policy_arn=eks_cluster.ADMIN_POLICY,
@@ -108,7 +115,10 @@ class EksPlatform(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions.merge(
                     child,
                     pulumi.ResourceOptions(
-                        depends_on=[node_role, *addons.values()],
+                        depends_on=[*node_role.ready, *addons.values()],
+                        # The group's name is fixed: a change that replaces it (instance type,
+                        # capacity, AMI, disk) must delete the old group first.
+                        delete_before_replace=True,
                         # The autoscaler owns the size after creation.
                         ignore_changes=["scalingConfig.desiredSize"],
                     ),
@@ -158,7 +168,9 @@ class EksPlatform(pulumi.ComponentResource):
             namespace=cluster_autoscaler.NAMESPACE,
             service_account=cluster_autoscaler.SERVICE_ACCOUNT,
             role_arn=autoscaler_role.arn,
-            opts=child,
+            opts=pulumi.ResourceOptions.merge(
+                child, pulumi.ResourceOptions(depends_on=autoscaler_role.ready)
+            ),
         )
         k8s.helm.v3.Release(
             "cluster-autoscaler",
@@ -174,6 +186,7 @@ class EksPlatform(pulumi.ComponentResource):
                     "gpu-operator",
                     cfg,
                     platform="eks",
+                    after=self.node_groups,
                     opts=pulumi.ResourceOptions.merge(
                         kube_opts, pulumi.ResourceOptions(depends_on=self.node_groups)
                     ),
@@ -214,20 +227,23 @@ class EksPlatform(pulumi.ComponentResource):
 
         self.database: DatabaseServer | None = None
         if managed_db:
-            self._rds(cfg, net, data)
+            self._rds(cfg, net, child, data)
         self.register_outputs({"clusterName": self.cluster.name, "kubeconfig": self.kubeconfig})
 
     def _addon(
-        self, addon: str, role: tuple[aws.iam.Role, str] | None, opts: pulumi.ResourceOptions
+        self, addon: str, role: tuple[iam.Role, str] | None, opts: pulumi.ResourceOptions
     ) -> aws.eks.Addon:
         args: dict[str, Any] = {
             "cluster_name": self.cluster.name,
             "addon_name": addon,
+            # The cluster bootstraps self-managed copies of some add-ons: take them over.
+            "resolve_conflicts_on_create": "OVERWRITE",
             "resolve_conflicts_on_update": "OVERWRITE",
         }
         if role is not None:
             created, account = role
             args["pod_identity_associations"] = [{"role_arn": created.arn, "service_account": account}]
+            opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=created.ready))
         return aws.eks.Addon(addon, opts=opts, **args)
 
     def _checkpoint_bucket(
@@ -256,7 +272,7 @@ class EksPlatform(pulumi.ComponentResource):
                 namespace=namespace,
                 service_account=service_account,
                 role_arn=role.arn,
-                opts=child,
+                opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=role.ready)),
             )
         # Pod Identity needs no annotation; the accounts only have to exist (and be used).
         self.storage_identity = {storage.ROLE_ANNOTATION: role.arn}
@@ -309,7 +325,9 @@ class EksPlatform(pulumi.ComponentResource):
                 opts=part,
             )
 
-    def _rds(self, cfg: EksStack, net: network.Network, data: pulumi.ResourceOptions) -> None:
+    def _rds(
+        self, cfg: EksStack, net: network.Network, child: pulumi.ResourceOptions, data: pulumi.ResourceOptions
+    ) -> None:
         name = cfg.cluster.name
         # What a kept instance uses is kept with it (AWS refuses to delete it while in use).
         subnets = aws.rds.SubnetGroup(
@@ -335,13 +353,16 @@ class EksPlatform(pulumi.ComponentResource):
             from_port=defaults.DB_PORT,
             to_port=defaults.DB_PORT,
             description="PostgreSQL from the cluster's nodes and pods",
-            opts=data,
+            opts=child,
         )
         parameters = aws.rds.ParameterGroup("database", opts=data, **database.parameter_group_args(cfg))
         password = passwords.configured_or_generated("database-password", None, self)
         instance = aws.rds.Instance(
             "database",
-            opts=data,
+            # Prod: destroy refuses up front instead of failing on deletion protection midway.
+            opts=pulumi.ResourceOptions.merge(
+                data, pulumi.ResourceOptions(protect=cfg.environment == "prod")
+            ),
             **database.instance_args(cfg, subnets.name, group.id, parameters.name, password),
         )
         self.database = DatabaseServer(

@@ -8,6 +8,7 @@ associated with one namespace/service account): no access keys, nothing on the n
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
@@ -33,6 +34,23 @@ def trust(service: str, actions: tuple[str, ...] = ("sts:AssumeRole",)) -> dict[
 POD_IDENTITY_TRUST = trust("pods.eks.amazonaws.com", ("sts:AssumeRole", "sts:TagSession"))
 
 
+@dataclass(frozen=True)
+class Role:
+    """A role and what grants it its permissions. Whoever uses the role depends on all of
+    them (`ready`): EKS needs the permissions while it creates and deletes what it manages."""
+
+    role: aws.iam.Role
+    grants: list[pulumi.Resource]
+
+    @property
+    def arn(self) -> pulumi.Output[str]:
+        return self.role.arn
+
+    @property
+    def ready(self) -> list[pulumi.Resource]:
+        return [self.role, *self.grants]
+
+
 def role(
     name: str,
     role_name: str,
@@ -40,21 +58,25 @@ def role(
     managed: tuple[str, ...],
     opts: pulumi.ResourceOptions,
     inline: dict[str, Any] | None = None,
-) -> aws.iam.Role:
+) -> Role:
     """A role with AWS managed policies attached (by name) and an optional inline policy
     (which may hold outputs, such as the ARN of a resource created beside it)."""
     created = aws.iam.Role(name, name=role_name, assume_role_policy=json.dumps(assume), opts=opts)
     child = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[created]))
-    for policy in managed:
+    grants: list[pulumi.Resource] = [
         aws.iam.RolePolicyAttachment(
             f"{name}-{policy.rsplit('/', 1)[-1]}",
             role=created.name,
             policy_arn=AWS_POLICY + policy,
             opts=child,
         )
+        for policy in managed
+    ]
     if inline is not None:
-        aws.iam.RolePolicy(name, role=created.id, policy=pulumi.Output.json_dumps(inline), opts=child)
-    return created
+        grants.append(
+            aws.iam.RolePolicy(name, role=created.id, policy=pulumi.Output.json_dumps(inline), opts=child)
+        )
+    return Role(created, grants)
 
 
 def secrets_key_policy(key_arn: pulumi.Input[str]) -> dict[str, Any]:

@@ -42,11 +42,20 @@ class GkePlatform(pulumi.ComponentResource):
         managed_db = isinstance(cfg.database, ManagedDatabase)
 
         net = network.network(cfg, project, needs_sql=managed_db, keep_sql=keep, opts=child)
-        self.cluster = gcp.container.Cluster(
-            "cluster", opts=child, **gke_cluster.cluster_args(cfg, project, net)
-        )
-
         node_account = gcp.serviceaccount.Account("nodes", opts=child, **node_pools.node_account_args(cfg))
+        self.cluster = gcp.container.Cluster(
+            "cluster",
+            opts=pulumi.ResourceOptions.merge(
+                child,
+                pulumi.ResourceOptions(
+                    # Prod: destroy refuses up front instead of failing on deletion protection midway.
+                    protect=cfg.environment == "prod",
+                    # Describes the short-lived default pool only (read at creation).
+                    ignore_changes=["nodeConfig"],
+                ),
+            ),
+            **gke_cluster.cluster_args(cfg, project, net, node_account.email),
+        )
         grants = [
             gcp.projects.IAMMember(
                 f"nodes-{role.rsplit('/', 1)[-1]}",
@@ -62,8 +71,14 @@ class GkePlatform(pulumi.ComponentResource):
                 pool.name,
                 opts=pulumi.ResourceOptions.merge(
                     child,
-                    # The autoscaler owns the size; a new initial size would replace the pool.
-                    pulumi.ResourceOptions(depends_on=grants, ignore_changes=["initialNodeCount"]),
+                    pulumi.ResourceOptions(
+                        depends_on=grants,
+                        # The autoscaler owns the size; a new initial size would replace the pool.
+                        ignore_changes=["initialNodeCount"],
+                        # The pool's name is fixed: a change that replaces it (machine, GPUs,
+                        # spot, service account) must delete the old pool first.
+                        delete_before_replace=True,
+                    ),
                 ),
                 **node_pools.node_pool_args(cfg, pool, self.cluster.id, node_account.email),
             )
@@ -102,6 +117,7 @@ class GkePlatform(pulumi.ComponentResource):
                 "gpu-operator",
                 cfg,
                 platform="gke",
+                after=self.node_pools,
                 opts=pulumi.ResourceOptions(
                     parent=self, providers={"kubernetes": self.kubernetes}, depends_on=self.node_pools
                 ),
@@ -128,7 +144,8 @@ class GkePlatform(pulumi.ComponentResource):
                 service_account_id=account.name,
                 role=storage.WORKLOAD_IDENTITY_ROLE,
                 member=storage.workload_identity_member(project, namespace, ksa),
-                opts=child,
+                # The identity pool <project>.svc.id.goog exists once a cluster uses it.
+                opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.cluster])),
             )
         self.storage_identity = {storage.ANNOTATION: account.email}
 
@@ -142,7 +159,15 @@ class GkePlatform(pulumi.ComponentResource):
     ) -> None:
         instance = gcp.sql.DatabaseInstance(
             "database",
-            opts=pulumi.ResourceOptions.merge(data, pulumi.ResourceOptions(depends_on=net.sql_ready)),
+            opts=pulumi.ResourceOptions.merge(
+                data,
+                pulumi.ResourceOptions(
+                    depends_on=net.sql_ready,
+                    protect=cfg.environment == "prod",
+                    # The disk grows by itself; the configured size is where it starts.
+                    ignore_changes=["settings.diskSize"],
+                ),
+            ),
             **database.instance_args(cfg, net.network),
         )
         secret = passwords.configured_or_generated("database-password", None, self)

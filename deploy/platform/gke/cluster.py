@@ -13,13 +13,16 @@ import pulumi
 from deploy.config import GkeStack
 from deploy.kube.kubeconfig import kubeconfig as kube_kubeconfig
 from deploy.platform.gke.network import Network
+from deploy.platform.gke.node_pools import NODE_SCOPES
 
 
 def workload_pool(project: str) -> str:
     return f"{project}.svc.id.goog"
 
 
-def cluster_args(cfg: GkeStack, project: str, net: Network) -> dict[str, Any]:
+def cluster_args(
+    cfg: GkeStack, project: str, net: Network, node_service_account: pulumi.Input[str]
+) -> dict[str, Any]:
     cluster = cfg.cluster
     args: dict[str, Any] = {
         "name": cluster.name,
@@ -28,6 +31,9 @@ def cluster_args(cfg: GkeStack, project: str, net: Network) -> dict[str, Any]:
         # Node pools are managed one by one; the default pool only exists while creating.
         "remove_default_node_pool": True,
         "initial_node_count": 1,
+        # Even the default pool, while it exists, runs as the nodes' account (organisations
+        # may disable the Compute Engine default one).
+        "node_config": {"service_account": node_service_account, "oauth_scopes": list(NODE_SCOPES)},
         # The provider defaults it to true, which makes a dev stack impossible to destroy.
         "deletion_protection": cfg.environment == "prod",
         "release_channel": {"channel": cluster.release_channel},

@@ -83,13 +83,15 @@ def sql_range_args(cfg: GkeStack, network: pulumi.Input[str]) -> dict[str, Any]:
     }
 
 
-def peering_args(network: pulumi.Input[str], reserved_range: pulumi.Input[str]) -> dict[str, Any]:
+def peering_args(network: pulumi.Input[str], reserved_range: pulumi.Input[str], keep: bool) -> dict[str, Any]:
     return {
         "network": network,
         "service": "servicenetworking.googleapis.com",
         "reserved_peering_ranges": [reserved_range],
-        # Google refuses to delete a peering while Cloud SQL instances (kept ones too) use it.
-        "deletion_policy": "ABANDON",
+        # Kept (with a kept Cloud SQL instance and the network): left as it is. Otherwise
+        # removed even while Google still counts a just-deleted instance as using it, so
+        # that the network can go.
+        "deletion_policy": "ABANDON" if keep else "REMOVE_PEERING",
     }
 
 
@@ -126,6 +128,8 @@ def network(
     if needs_sql:
         reserved = gcp.compute.GlobalAddress("sql-range", opts=kept, **sql_range_args(cfg, vpc.id))
         sql_ready.append(
-            gcp.servicenetworking.Connection("sql-peering", opts=opts, **peering_args(vpc.id, reserved.name))
+            gcp.servicenetworking.Connection(
+                "sql-peering", opts=opts, **peering_args(vpc.id, reserved.name, keep_sql)
+            )
         )
     return Network(vpc.id, subnet.id, PODS_RANGE, SERVICES_RANGE, sql_ready)
