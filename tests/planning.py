@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -52,6 +53,19 @@ def by_kind(result: PlanResult, kind: str) -> list[dict[str, Any]]:
 def one(result: PlanResult, kind: str, name: str) -> dict[str, Any]:
     (match,) = [m for m in by_kind(result, kind) if m["metadata"]["name"] == name]
     return match
+
+
+@functools.cache
+def planned(name: str, preview: bool = False) -> PlanResult:
+    """A stack of stacks/ or tests/fixtures/stacks/ by name, planned once per test session."""
+    path = stackfile.STACKS_DIR / f"Pulumi.{name}.yaml"
+    if not path.exists():
+        path = FIXTURE_STACKS / f"Pulumi.{name}.yaml"
+    return plan_file(path, preview=preview)
+
+
+def of_type(result: PlanResult, type_suffix: str) -> list[dict[str, Any]]:
+    return [r for r in result.resources if r["type"].endswith(type_suffix)]
 
 
 def resource(result: PlanResult, type_suffix: str, name: str) -> dict[str, Any]:

@@ -7,6 +7,7 @@ never asks which cloud it is on: whatever differs between targets is in the hand
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -24,6 +25,17 @@ class DatabaseServer:
     user: str
     password: pulumi.Output[str]  # a Pulumi secret
     ssl_mode: str
+
+
+class CreatedCluster(Protocol):
+    """What a cloud platform component (gke, eks) offers once it has created its cluster."""
+
+    kubernetes: k8s.Provider
+    storage_class: str | None
+    ready: list[pulumi.Resource]
+    storage_identity: dict[str, pulumi.Input[str]]
+    bucket: str | None
+    database: DatabaseServer | None
 
 
 @dataclass(frozen=True)
@@ -46,6 +58,19 @@ class ClusterHandle:
     database: DatabaseServer | None = None
     # Stack outputs of the platform (cluster name, kubeconfig, bucket, database endpoint).
     exports: dict[str, pulumi.Input] = field(default_factory=dict)
+
+
+def created_cluster(platform: CreatedCluster, exports: dict[str, pulumi.Input]) -> ClusterHandle:
+    """The handle of a cluster a cloud platform component created."""
+    return ClusterHandle(
+        provider=platform.kubernetes,
+        default_storage_class=platform.storage_class,
+        ready=platform.ready,
+        storage_identity=platform.storage_identity,
+        bucket=platform.bucket,
+        database=platform.database,
+        exports=exports,
+    )
 
 
 def data_exports(bucket_url: str | None, database: DatabaseServer | None) -> dict[str, pulumi.Input]:

@@ -3,13 +3,12 @@ objects make of it (service accounts, bucket, database)."""
 
 from __future__ import annotations
 
-import functools
 import json
 
 import pytest
 import yaml
 from conftest import ROOT
-from planning import by_kind, one, plan_file, plan_for, resource
+from planning import by_kind, of_type, one, plan_for, planned, resource
 
 from deploy.platform.eks import network, storage
 from plan.mocks import AWS_ACCOUNT
@@ -17,18 +16,6 @@ from plan.redaction import SECRET, UNKNOWN
 
 STACKS = ROOT / "stacks"
 FIXTURES = ROOT / "tests" / "fixtures" / "stacks"
-
-
-@functools.cache
-def planned(name: str, preview: bool = False):
-    path = STACKS / f"Pulumi.{name}.yaml"
-    if not path.exists():
-        path = FIXTURES / f"Pulumi.{name}.yaml"
-    return plan_file(path, preview=preview)
-
-
-def of_type(result, suffix):
-    return [r for r in result.resources if r["type"].endswith(suffix)]
 
 
 def group(result, name):
@@ -479,9 +466,7 @@ def test_the_gpu_operators_objects_wait_for_the_node_groups():
     result = planned("eks-prod")
     groups = {r["urn"] for r in of_type(result, "eks/nodeGroup:NodeGroup")}
     for reg in result.resources:
-        if (
-            "GpuOperator$" in (reg["parent"] or "")
-            or (reg["parent"]
-            and reg["parent"].endswith("::gpu-operator"))
+        if "GpuOperator$" in (reg["parent"] or "") or (
+            reg["parent"] and reg["parent"].endswith("::gpu-operator")
         ):
             assert groups <= set(reg["dependsOn"]), reg["name"]

@@ -3,12 +3,10 @@ Determined objects make of it (service accounts, bucket, database)."""
 
 from __future__ import annotations
 
-import functools
-
 import pytest
 import yaml
 from conftest import ROOT, pulumi_config
-from planning import by_kind, one, plan_file, plan_for, resource
+from planning import by_kind, of_type, one, plan_for, planned, resource
 
 from deploy.config import ConfigError
 from deploy.platform.gke import cluster as gke_cluster
@@ -19,18 +17,6 @@ from plan.redaction import SECRET, UNKNOWN
 
 STACKS = ROOT / "stacks"
 FIXTURES = ROOT / "tests" / "fixtures" / "stacks"
-
-
-@functools.cache
-def planned(name: str, preview: bool = False):
-    path = STACKS / f"Pulumi.{name}.yaml"
-    if not path.exists():
-        path = FIXTURES / f"Pulumi.{name}.yaml"
-    return plan_file(path, preview=preview)
-
-
-def of_type(result, suffix):
-    return [r for r in result.resources if r["type"].endswith(suffix)]
 
 
 def node_pool(result, name):

@@ -20,7 +20,14 @@ import pulumi_kubernetes as k8s
 from deploy import defaults, kube, passwords
 from deploy.addons import cluster_autoscaler, gpu_operator, nvidia_device_plugin
 from deploy.config import EksStack, InClusterDatabase, ManagedDatabase, S3Storage
-from deploy.platform import ClusterHandle, DatabaseServer, checkpoints, data_exports, database_volume
+from deploy.platform import (
+    ClusterHandle,
+    DatabaseServer,
+    checkpoints,
+    created_cluster,
+    data_exports,
+    database_volume,
+)
 from deploy.platform.eks import cluster as eks_cluster
 from deploy.platform.eks import database, iam, network, node_groups, storage
 
@@ -388,12 +395,4 @@ def exports(cfg: EksStack, platform: EksPlatform) -> dict[str, pulumi.Input]:
 
 def connect(cfg: EksStack) -> ClusterHandle:
     platform = EksPlatform("eks", cfg)
-    return ClusterHandle(
-        provider=platform.kubernetes,
-        default_storage_class=platform.storage_class,
-        ready=platform.ready,
-        storage_identity=platform.storage_identity,
-        bucket=platform.bucket,
-        database=platform.database,
-        exports=exports(cfg, platform),
-    )
+    return created_cluster(platform, exports(cfg, platform))

@@ -15,7 +15,14 @@ import pulumi_kubernetes as k8s
 from deploy import defaults, kube, passwords
 from deploy.addons import gpu_operator
 from deploy.config import ConfigError, GcsStorage, GkeStack, InClusterDatabase, ManagedDatabase, Problem
-from deploy.platform import ClusterHandle, DatabaseServer, checkpoints, data_exports, database_volume
+from deploy.platform import (
+    ClusterHandle,
+    DatabaseServer,
+    checkpoints,
+    created_cluster,
+    data_exports,
+    database_volume,
+)
 from deploy.platform.gke import cluster as gke_cluster
 from deploy.platform.gke import database, network, node_pools, storage
 
@@ -202,12 +209,4 @@ def exports(cfg: GkeStack, project: str, platform: GkePlatform) -> dict[str, pul
 def connect(cfg: GkeStack) -> ClusterHandle:
     project = project_of(cfg)
     platform = GkePlatform("gke", cfg, project)
-    return ClusterHandle(
-        provider=platform.kubernetes,
-        default_storage_class=platform.storage_class,
-        ready=platform.ready,
-        storage_identity=platform.storage_identity,
-        bucket=platform.bucket,
-        database=platform.database,
-        exports=exports(cfg, project, platform),
-    )
+    return created_cluster(platform, exports(cfg, project, platform))
