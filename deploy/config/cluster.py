@@ -94,10 +94,9 @@ class EksVpc(ConfigModel):
     id: Annotated[str, AfterValidator(pattern_check(r"vpc-[0-9a-f]{8,17}", "a VPC ID (vpc-...)"))] | None = (
         None
     )
-    # Nodes, the database and internal load balancers; at least two zones.
+    # Nodes and the database; at least two zones. (Load balancers find their subnets by
+    # the kubernetes.io/role/elb tags the VPC's owner puts on them.)
     private_subnet_ids: list[SubnetId] = Field(default_factory=list)
-    # Internet-facing load balancers (optional).
-    public_subnet_ids: list[SubnetId] = Field(default_factory=list)
     cidr: Cidr = "10.0.0.0/16"
 
     @property

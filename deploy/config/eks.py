@@ -92,9 +92,8 @@ def _vpc_problems(cfg: EksStack, add: Add) -> None:
         if "cidr" in vpc.model_fields_set:
             add(f"{at}.cidr", "only for a created VPC (without vpc.id)")
     else:
-        for key in ("private_subnet_ids", "public_subnet_ids"):
-            if getattr(vpc, key):
-                add(f"{at}.{type(vpc).model_fields[key].alias}", "only for an existing VPC (vpc.id)")
+        if vpc.private_subnet_ids:
+            add(f"{at}.privateSubnetIds", "only for an existing VPC (vpc.id)")
         zones = len(cfg.cluster.zones)
         wanted = 3 if cfg.environment == "prod" else 2
         if zones and zones < wanted:

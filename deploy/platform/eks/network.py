@@ -25,7 +25,6 @@ PUBLIC_PREFIX = 22
 class Network:
     vpc_id: pulumi.Input[str]
     private_subnet_ids: list[pulumi.Input[str]]
-    public_subnet_ids: list[pulumi.Input[str]]
 
 
 def zone_count(cfg: EksStack) -> int:
@@ -57,7 +56,7 @@ def network(cfg: EksStack, keep_database: bool, opts: pulumi.ResourceOptions) ->
     subnets, so the VPC and those subnets are kept with it (AWS refuses to delete them)."""
     vpc_cfg = cfg.cluster.vpc
     if vpc_cfg.existing:
-        return Network(vpc_cfg.id, list(vpc_cfg.private_subnet_ids), list(vpc_cfg.public_subnet_ids))
+        return Network(vpc_cfg.id, list(vpc_cfg.private_subnet_ids))
 
     name = cfg.cluster.name
     zones = zone_count(cfg)
@@ -87,7 +86,7 @@ def network(cfg: EksStack, keep_database: bool, opts: pulumi.ResourceOptions) ->
         tags={"Name": f"{name}-public"},
         opts=opts,
     )
-    public_ids, private_ids = [], []
+    private_ids = []
     nats: list[aws.ec2.NatGateway] = []
     # Prod: a NAT per zone, so losing a zone does not cut the others off.
     nat_count = zones if cfg.environment == "prod" else 1
@@ -104,7 +103,6 @@ def network(cfg: EksStack, keep_database: bool, opts: pulumi.ResourceOptions) ->
         aws.ec2.RouteTableAssociation(
             f"public-{i}", subnet_id=public.id, route_table_id=public_routes.id, opts=opts
         )
-        public_ids.append(public.id)
         if i < nat_count:
             address = aws.ec2.Eip(f"nat-{i}", domain="vpc", tags={"Name": f"{name}-nat-{i}"}, opts=opts)
             nats.append(
@@ -136,4 +134,4 @@ def network(cfg: EksStack, keep_database: bool, opts: pulumi.ResourceOptions) ->
             f"private-{i}", subnet_id=private.id, route_table_id=routes.id, opts=opts
         )
         private_ids.append(private.id)
-    return Network(vpc.id, private_ids, public_ids)
+    return Network(vpc.id, private_ids)
