@@ -4,7 +4,7 @@ inCluster: a StatefulSet of a pinned, supported PostgreSQL with its own Persiste
 a generated password in a Secret and a ClusterIP Service. The claim, and the namespace it
 lives in, outlive `pulumi destroy` unless `allowDataDeletion` is set (dev only).
 external: nothing is created; the connection goes into master.yaml.
-managed: the platform created the server (Cloud SQL); its address and password come from
+managed: the platform created the server (Cloud SQL or RDS); its address and password come from
 the cluster handle.
 """
 
