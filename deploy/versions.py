@@ -30,6 +30,13 @@ INITIAL_PASSWORD_SINCE = (0, 29, 0)
 # 0.34.0 and newer: `task_container_defaults.checkpoint_gc_pod_spec` (older masters ignore it).
 CHECKPOINT_GC_POD_SPEC_SINCE = (0, 34, 0)
 
+# 0.34.0 and newer launch each task as a batch/v1 Job (older masters create bare pods).
+JOB_TASKS_SINCE = (0, 34, 0)
+
+# 0.35.1 and newer (PR #10202) list every namespace's Jobs at start-up and do not start
+# without that cluster-wide list (0.36.0/0.37.0 lack the change; granting it there is harmless).
+CLUSTER_JOB_LIST_SINCE = (0, 35, 1)
+
 # 0.35.0 removed `resource_pools[].kubernetes_namespace` (namespaces are bound to
 # workspaces instead) and renamed `resource_manager.namespace` to `default_namespace`.
 WORKSPACE_NAMESPACES_SINCE = (0, 35, 0)
@@ -53,6 +60,9 @@ CLUSTER_AUTOSCALER_IMAGES = {"1.33": "v1.33.6", "1.34": "v1.34.5"}
 CLUSTER_AUTOSCALER_CHART = "cluster-autoscaler"
 CLUSTER_AUTOSCALER_REPOSITORY = "https://kubernetes.github.io/autoscaler"
 CLUSTER_AUTOSCALER_VERSION = "9.59.0"
+
+# Kueue chart (oci://registry.k8s.io/kueue/charts/kueue): gang admission of task Jobs.
+KUEUE_VERSION = "0.19.2"
 
 # NVIDIA device plugin chart (EKS GPU nodes without the GPU operator).
 NVIDIA_DEVICE_PLUGIN_CHART = "nvidia-device-plugin"

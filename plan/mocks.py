@@ -83,6 +83,8 @@ class Recorder:
     # What the mocks answered for each resource, by (type, name): the computed outputs
     # tests compare with what the program did with them.
     outputs: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    # Existing resources the program reads (`Resource.get`): (type, ID).
+    reads: list[tuple[str, str]] = field(default_factory=list)
 
 
 def unknown_paths(value: struct_pb2.Struct | struct_pb2.Value, path: str = "") -> list[str]:
@@ -849,6 +851,8 @@ class PlanMocks(pulumi.runtime.Mocks):
         checked = _checked(req, model)
         # A read (`Resource.get`) finds a resource that exists: everything is known.
         reading = args.custom is None and bool(args.resource_id)
+        if reading:
+            self.recorder.reads.append((args.typ, args.resource_id))
         if self.preview and not reading:
             return "", checked
         req = Request(req.type, req.name, checked, req.provider)

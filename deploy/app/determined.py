@@ -7,8 +7,10 @@ master and the resource pools' namespaces, in that order.
 from __future__ import annotations
 
 import pulumi
+import pulumi_kubernetes as k8s
 
 from deploy import defaults, kube
+from deploy.addons import kueue
 from deploy.app import database, master, resource_pools
 from deploy.config import InClusterDatabase, StackConfig
 from deploy.platform import ClusterHandle
@@ -47,18 +49,39 @@ class Determined(pulumi.ComponentResource):
                 child, pulumi.ResourceOptions(retain_on_delete=not cfg.data_deletion_allowed)
             )
         ns = kube.register(namespace(cfg), ns_opts)
-        # Cluster-wide and possibly shared with another install: never deleted by a destroy.
-        priority_classes = [
-            kube.register(
-                obj, pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(retain_on_delete=True))
-            )
-            for obj in master.priority_classes()
-        ]
+        # Cluster-wide and possibly shared with another install: never deleted by a destroy;
+        # adopted (read, which fails if they are missing) when another install owns them.
+        if cfg.adopt_priority_classes:
+            priority_classes = [
+                k8s.scheduling.v1.PriorityClass.get(name, name, opts=child)
+                for name in (defaults.SYSTEM_PRIORITY_CLASS, defaults.MEDIUM_PRIORITY_CLASS)
+            ]
+        else:
+            priority_classes = [
+                kube.register(
+                    obj, pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(retain_on_delete=True))
+                )
+                for obj in master.priority_classes()
+            ]
         base = [ns, *priority_classes]
 
         self.database = database.Database("database", cfg, cluster, depends_on=base, opts=child)
+        queues_after: list[pulumi.Resource] = []
+        if cfg.scheduler == "kueue":
+            queues_after.append(
+                k8s.helm.v3.Release(
+                    "kueue",
+                    opts=child,
+                    **kueue.release_args(kueue.VERSION, cfg.kueue.pods_ready_timeout_seconds),
+                )
+            )
         self.resource_pools = resource_pools.ResourcePools(
-            "resource-pools", cfg, cluster.storage_identity, master_namespace=ns, opts=child
+            "resource-pools",
+            cfg,
+            cluster.storage_identity,
+            master_namespace=ns,
+            queues_after=queues_after,
+            opts=child,
         )
         placement = master.Placement(
             bucket=cluster.bucket,

@@ -1,7 +1,8 @@
 """The Determined master: native Kubernetes objects built by pure functions.
 
-ServiceAccount and cluster-wide RBAC with exactly what the master needs (it launches task
-Jobs and pods in every pool namespace), master.yaml in a Secret, a Deployment with probes
+ServiceAccount and RBAC with what the master's resource manager calls: a Role in every
+namespace tasks run in, cluster-wide only nodes, PriorityClasses (and, where the version
+needs it, the list of all Jobs), master.yaml in a Secret, a Deployment with probes
 and a config checksum, a ClusterIP Service tasks reach it by, and Determined's two
 PriorityClasses.
 """
@@ -14,31 +15,54 @@ from typing import Any
 import pulumi
 from pulumi.output import Unknown
 
-from deploy import defaults, kube, passwords
+from deploy import defaults, kube, passwords, versions
 from deploy.app import master_yaml
 from deploy.app.database import DatabaseEndpoint
 from deploy.config import StackConfig
 
 COMPONENT = "master"
 
-# What the chart's ClusterRole grants, rule for rule (see the reference notes).
-RBAC_RULES: list[dict[str, Any]] = [
-    {
-        "apiGroups": [""],
-        "resources": ["pods", "pods/status", "pods/log", "configmaps", "namespaces", "resourcequotas"],
-        "verbs": ["create", "get", "list", "delete"],
-    },
-    {"apiGroups": [""], "resources": ["services", "resourcequotas"], "verbs": ["get", "list"]},
-    {"apiGroups": [""], "resources": ["pods", "resourcequotas"], "verbs": ["watch", "patch"]},
-    {"apiGroups": [""], "resources": ["events"], "verbs": ["list", "watch"]},
-    {"apiGroups": [""], "resources": ["nodes"], "verbs": ["list", "watch", "patch"]},
-    {
-        "apiGroups": ["scheduling.k8s.io"],
-        "resources": ["priorityclasses"],
-        "verbs": ["create", "get", "list", "delete"],
-    },
-    {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["create", "get", "list", "delete", "watch"]},
-]
+
+def _rule(group: str, resources: list[str], verbs: list[str], **extra: Any) -> dict[str, Any]:
+    return {"apiGroups": [group], "resources": resources, "verbs": verbs, **extra}
+
+
+def namespace_rules(cfg: StackConfig, namespace: str) -> list[dict[str, Any]]:
+    """What the master does inside a namespace tasks run in (its Kubernetes resource
+    manager's calls, master/internal/rm/kubernetesrm at each version): per-namespace
+    informers on pods, jobs and events; creating and deleting task objects; task logs."""
+    version = cfg.master.version_tuple
+    jobs = version >= versions.JOB_TASKS_SINCE
+    rules = [
+        # Bare task pods before Jobs; with Jobs, pods are only watched and cleaned up.
+        _rule("", ["pods"], ["get", "list", "watch", "delete", *([] if jobs else ["create"])]),
+        _rule("", ["pods/log"], ["get"]),
+        _rule("", ["configmaps"], ["get", "list", "create", "delete"]),
+        _rule("", ["events"], ["list", "watch"]),
+    ]
+    if jobs:
+        rules.append(_rule("batch", ["jobs"], ["get", "list", "watch", "create", "delete"]))
+    if namespace == cfg.namespace:
+        # It finds its own Service (the address tasks reach it by).
+        rules.append(_rule("", ["services"], ["get"], resourceNames=[defaults.MASTER_SERVICE_NAME]))
+    if version >= versions.WORKSPACE_NAMESPACES_SINCE:
+        # Namespaces bound to workspaces are checked to exist; their quotas are shown.
+        rules.append(_rule("", ["namespaces"], ["get"], resourceNames=[namespace]))
+        rules.append(_rule("", ["resourcequotas"], ["get", "list"]))
+    return rules
+
+
+def cluster_rules(cfg: StackConfig) -> list[dict[str, Any]]:
+    """What must be cluster-wide: nodes (a cluster-scoped informer; patch to disable an
+    agent), PriorityClasses (per-task priorities), and on the versions that list every
+    namespace's Jobs at start-up, that list (the master does not start without it)."""
+    rules = [
+        _rule("", ["nodes"], ["list", "watch", "patch"]),
+        _rule("scheduling.k8s.io", ["priorityclasses"], ["create", "delete"]),
+    ]
+    if cfg.master.version_tuple >= versions.CLUSTER_JOB_LIST_SINCE:
+        rules.append(_rule("batch", ["jobs"], ["list"]))
+    return rules
 
 
 def image(cfg: StackConfig) -> str:
@@ -60,7 +84,32 @@ def service_account(cfg: StackConfig, annotations: dict[str, Any] | None = None)
 
 def cluster_role(cfg: StackConfig) -> dict[str, Any]:
     meta = kube.metadata(_rbac_name(cfg), COMPONENT)
-    return kube.manifest("rbac.authorization.k8s.io/v1", "ClusterRole", meta, rules=RBAC_RULES)
+    return kube.manifest("rbac.authorization.k8s.io/v1", "ClusterRole", meta, rules=cluster_rules(cfg))
+
+
+def _subjects(cfg: StackConfig) -> list[dict[str, str]]:
+    return [{"kind": "ServiceAccount", "name": defaults.MASTER_NAME, "namespace": cfg.namespace}]
+
+
+def namespace_roles(cfg: StackConfig) -> list[dict[str, Any]]:
+    """A Role and a RoleBinding for the master in every namespace tasks run in."""
+    objects = []
+    for namespace in cfg.task_namespaces:
+        meta = kube.metadata(defaults.MASTER_NAME, COMPONENT, namespace)
+        ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": defaults.MASTER_NAME}
+        objects.append(
+            kube.manifest("rbac.authorization.k8s.io/v1", "Role", meta, rules=namespace_rules(cfg, namespace))
+        )
+        objects.append(
+            kube.manifest(
+                "rbac.authorization.k8s.io/v1",
+                "RoleBinding",
+                dict(meta),
+                roleRef=ref,
+                subjects=_subjects(cfg),
+            )
+        )
+    return objects
 
 
 def cluster_role_binding(cfg: StackConfig) -> dict[str, Any]:
@@ -69,7 +118,7 @@ def cluster_role_binding(cfg: StackConfig) -> dict[str, Any]:
         "ClusterRoleBinding",
         kube.metadata(_rbac_name(cfg), COMPONENT),
         roleRef={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": _rbac_name(cfg)},
-        subjects=[{"kind": "ServiceAccount", "name": defaults.MASTER_NAME, "namespace": cfg.namespace}],
+        subjects=_subjects(cfg),
     )
 
 
@@ -239,15 +288,19 @@ class DeterminedMaster(pulumi.ComponentResource):
 
         account = kube.register(service_account(cfg, storage_identity), child)
         role = kube.register(cluster_role(cfg), child)
-        binding = kube.register(
-            cluster_role_binding(cfg),
-            pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[role, account])),
+        after_account = pulumi.ResourceOptions.merge(
+            child, pulumi.ResourceOptions(depends_on=[role, account])
         )
+        bindings = [kube.register(cluster_role_binding(cfg), after_account)]
+        for obj in namespace_roles(cfg):
+            registered = kube.register(obj, after_account)
+            if obj["kind"] == "RoleBinding":
+                bindings.append(registered)
         secret = kube.register(config_secret(cfg.namespace, pulumi.Output.secret(files)), child)
         self.service = kube.register(service(cfg), child)
         self.deployment = kube.register(
             deployment(cfg, config_checksum),
-            pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[binding, secret])),
+            pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[*bindings, secret])),
         )
         self.url = internal_url(cfg)
         self.register_outputs({"url": self.url})

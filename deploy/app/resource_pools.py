@@ -11,6 +11,7 @@ from typing import Any
 import pulumi
 
 from deploy import defaults, kube, versions
+from deploy.addons import kueue
 from deploy.config import NodePool, ResourcePoolConfig, StackConfig
 from deploy.kube import strategic_merge
 
@@ -75,7 +76,26 @@ def pool_pod_specs(
     if node_pool.gpu:
         cpu = strategic_merge.merge_pods(cpu, _HIDE_GPUS)
     gpu = task_pod(account, tcd.gpu_pod_spec, rp.pod_spec)
-    return {"cpu_pod_spec": pin(cpu, node_pool), "gpu_pod_spec": pin(gpu, node_pool)}
+    specs = {"cpu_pod_spec": pin(cpu, node_pool), "gpu_pod_spec": pin(gpu, node_pool)}
+    if cfg.queued(rp):
+        # Last, like the pinning: the pool's tasks always go through its queue.
+        specs = {
+            key: strategic_merge.merge_pods(pod, kueue.queue_label_layer(rp)) for key, pod in specs.items()
+        }
+    return specs
+
+
+def queue_objects(cfg: StackConfig) -> list[dict[str, Any]]:
+    """scheduler kueue: a ResourceFlavor per node pool of a queued pool, and per queued pool
+    a ClusterQueue (its quota on that flavor) and a LocalQueue in its namespace."""
+    queued = [rp for rp in cfg.resource_pools if cfg.queued(rp)]
+    flavors = {rp.node_pool: kueue.resource_flavor(cfg.node_pool_of(rp)) for rp in queued}
+    objects = list(flavors.values())
+    for rp in queued:
+        flavor = kueue.flavor_name(cfg.node_pool_of(rp))
+        objects.append(kueue.cluster_queue(rp, flavor, cfg.queue_quota(rp), cfg.kueue.cohort))
+        objects.append(kueue.local_queue(rp))
+    return objects
 
 
 def pool_max_slots(cfg: StackConfig, rp: ResourcePoolConfig) -> int | None:
@@ -122,6 +142,11 @@ def quota(rp: ResourcePoolConfig) -> dict[str, Any] | None:
         hard["requests.cpu"] = rp.quota.cpu
     if rp.quota.memory is not None:
         hard["requests.memory"] = rp.quota.memory
+    if rp.quota.limits is not None:
+        if rp.quota.limits.cpu is not None:
+            hard["limits.cpu"] = rp.quota.limits.cpu
+        if rp.quota.limits.memory is not None:
+            hard["limits.memory"] = rp.quota.limits.memory
     if not hard:
         return None
     meta = kube.metadata(kube.dns_label(f"determined-{rp.name}"), "resource-pool", rp.namespace_name)
@@ -149,13 +174,19 @@ class ResourcePools(pulumi.ComponentResource):
         cfg: StackConfig,
         storage_identity: dict[str, Any],
         master_namespace: pulumi.Resource,
+        queues_after: list[pulumi.Resource] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ):
+        """`queues_after`: what Kueue's objects wait for (its Release, which brings the CRDs)."""
         super().__init__("determined:components:ResourcePools", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.namespaces = {}
         for obj in namespaces(cfg):
             self.namespaces[obj["metadata"]["name"]] = kube.register(obj, child)
+        for obj in queue_objects(cfg):
+            namespace = obj["metadata"].get("namespace")
+            after = [*(queues_after or []), *([self.namespaces[namespace]] if namespace else [])]
+            kube.register(obj, pulumi.ResourceOptions(parent=self, depends_on=after))
         if storage_identity:
             for obj in task_service_accounts(cfg, storage_identity):
                 ns = self.namespaces.get(obj["metadata"]["namespace"], master_namespace)

@@ -91,10 +91,20 @@ PoolName = Annotated[
 ]
 
 
+class QuotaLimits(ConfigModel):
+    """Caps on what the namespace's pods may set as limits (limits.cpu, limits.memory)."""
+
+    cpu: Quantity | None = None
+    memory: Quantity | None = None
+
+
 class QuotaConfig(ConfigModel):
+    """Caps on what the pool's tasks may request in their namespace (a ResourceQuota)."""
+
     gpu: whole_number(0) | None = None
     cpu: Quantity | None = None
     memory: Quantity | None = None
+    limits: QuotaLimits | None = None
 
 
 class ResourcePoolConfig(ConfigModel):
@@ -105,12 +115,18 @@ class ResourcePoolConfig(ConfigModel):
     description: str = ""
     pod_spec: dict[str, Any] = Field(default_factory=dict)
     quota: QuotaConfig | None = None
+    # 0.35+: the Determined workspace bound to the pool's namespace (default: the pool's name).
+    workspace: NonEmpty | None = None
 
     _pod_spec = field_validator("pod_spec", mode="before")(_pod)
 
     @property
     def namespace_name(self) -> str:
         return self.namespace or kube.dns_label(f"det-{self.name}")
+
+    @property
+    def workspace_name(self) -> str:
+        return self.workspace or self.name
 
     @property
     def quota_name(self) -> str:

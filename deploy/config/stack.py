@@ -15,7 +15,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field
 
 from deploy import defaults, versions
-from deploy.config.addons import GpuOperatorConfig
+from deploy.config import capacity
+from deploy.config.addons import GpuOperatorConfig, KueueConfig
 from deploy.config.base import ConfigModel
 from deploy.config.checkpoint_storage import (
     CheckpointStorageConfig,
@@ -32,6 +33,7 @@ from deploy.config.master import MasterConfig
 from deploy.config.node_pools import CloudNodePool, EksNodePool, ExistingNodePool, GkeNodePool, NodePool
 from deploy.config.resource_pools import (
     POD_KEYS,
+    QuotaConfig,
     ResourcePoolConfig,
     SlotsConfig,
     TaskContainerDefaultsConfig,
@@ -76,8 +78,12 @@ class StackConfig(ConfigModel):
     default_compute_pool: NonEmpty | None = None
     default_aux_pool: NonEmpty | None = None
     scheduler: Annotated[Literal["default", "kueue"], BeforeValidator(_refuse_coscheduler)] = "default"
+    kueue: KueueConfig = Field(default_factory=KueueConfig)
     task_container_defaults: TaskContainerDefaultsConfig = Field(default_factory=TaskContainerDefaultsConfig)
     slots: SlotsConfig = Field(default_factory=SlotsConfig)
+    # Use Determined's two PriorityClasses as another install in the cluster created them
+    # (they are cluster-wide), instead of creating them.
+    adopt_priority_classes: Flag = False
 
     # --- derived views used by the app -----------------------------------------------
 
@@ -90,6 +96,37 @@ class StackConfig(ConfigModel):
     def _pool_has_gpus(self, resource_pool: ResourcePoolConfig) -> bool:
         # Tolerates a dangling reference so that validation can report it.
         return any(n.gpu for n in self.node_pools if n.name == resource_pool.node_pool)
+
+    def pool_role(self, resource_pool: ResourcePoolConfig) -> Literal["compute", "aux"]:
+        """Whether a pool serves a workspace's training (compute) or its CPU-only tasks (aux):
+        pools on GPU nodes, and every pool of a CPU-slot cluster, compute."""
+        return "compute" if self._pool_has_gpus(resource_pool) or self.slot_type == "cpu" else "aux"
+
+    def queued(self, resource_pool: ResourcePoolConfig) -> bool:
+        """Whether a pool's tasks go through Kueue: compute pools, with scheduler kueue (aux
+        pools run single-pod CPU tasks, which need no gang admission)."""
+        return self.scheduler == "kueue" and self.pool_role(resource_pool) == "compute"
+
+    def queue_quota(self, resource_pool: ResourcePoolConfig) -> dict[str, str]:
+        """nominalQuota per resource of a queued pool: the pool's quota where set, else what
+        its node pool holds at its largest (maxNodes times GPUs, and allocatable CPUs where the
+        machine type says them). Resources known neither way are left out."""
+        node_pool = self.node_pool_of(resource_pool)
+        quota = resource_pool.quota or QuotaConfig()
+        nodes = getattr(node_pool, "max_nodes", None)  # created node pools only
+        nominal: dict[str, str] = {}
+        if node_pool.gpu:
+            gpus = quota.gpu if quota.gpu is not None else (nodes * node_pool.gpu.count if nodes else None)
+            if gpus is not None:
+                nominal["nvidia.com/gpu"] = str(gpus)
+        cores = capacity.vcpus(node_pool.machine_type) if node_pool.machine_type else None
+        if quota.cpu is not None:
+            nominal["cpu"] = quota.cpu
+        elif nodes and cores:
+            nominal["cpu"] = f"{int(nodes * capacity.allocatable_cpu(cores) * 1000)}m"
+        if quota.memory is not None:
+            nominal["memory"] = quota.memory
+        return nominal
 
     @property
     def compute_pool(self) -> str:
@@ -388,6 +425,40 @@ def pod_spec_problems(path: str, spec: dict[str, Any]) -> list[tuple[str, str]]:
     return found
 
 
+def _workspace_problems(cfg: StackConfig, add: Add) -> None:
+    """0.35+: one namespace per workspace, and one default compute and aux pool each."""
+    if cfg.master.version_tuple < versions.WORKSPACE_NAMESPACES_SINCE:
+        for i, rp in enumerate(cfg.resource_pools):
+            if rp.workspace is not None:
+                add(
+                    f"resourcePools[{i}].workspace",
+                    "needs master.version 0.35.0 or newer (older masters run a pool's tasks in its "
+                    "namespace without workspaces)",
+                )
+        return
+    namespace_of: dict[str, int] = {}
+    role_of: dict[tuple[str, str], int] = {}
+    for i, rp in enumerate(cfg.resource_pools):
+        workspace = rp.workspace_name
+        j = namespace_of.setdefault(workspace, i)
+        other = cfg.resource_pools[j]
+        if other.namespace_name != rp.namespace_name:
+            add(
+                f"resourcePools[{i}].workspace",
+                f"workspace {workspace!r} is bound to namespace {other.namespace_name!r} by "
+                f"resourcePools[{j}]; a workspace runs its tasks in one namespace",
+            )
+            continue
+        role = cfg.pool_role(rp)
+        j = role_of.setdefault((workspace, role), i)
+        if j != i:
+            add(
+                f"resourcePools[{i}].workspace",
+                f"workspace {workspace!r} already takes its default {role} pool from resourcePools[{j}]; "
+                "give this pool a workspace of its own",
+            )
+
+
 def _version_problems(cfg: StackConfig, add: Add) -> None:
     """Settings the configured master version does not have."""
     version = cfg.master.version_tuple
@@ -438,6 +509,29 @@ def _slots_problems(cfg: StackConfig, add: Add) -> None:
             "required for cpu slots: the CPUs of the nodes are not known offline, so set how many "
             "slots (of cpuPerSlot CPUs each) one task pod may take",
         )
+    else:
+        _cpu_slots_fit(cfg, add)
+
+
+def _cpu_slots_fit(cfg: StackConfig, add: Add) -> None:
+    """A pod of maxSlotsPerPod CPU slots must fit the allocatable CPU of the nodes it runs on,
+    where their machine type says how many CPUs they have."""
+    per_slot = cfg.slots.cpu_per_slot or 1
+    per_pod = per_slot * cfg.slots.max_slots_per_pod
+    names = dict.fromkeys(rp.node_pool for rp in cfg.resource_pools)
+    for node_pool in (cfg.node_pool(name) for name in names):
+        cores = capacity.vcpus(node_pool.machine_type) if node_pool.machine_type else None
+        if cores is None:
+            continue
+        allocatable = capacity.allocatable_cpu(cores)
+        if per_pod > allocatable:
+            fits = int(allocatable // per_slot)
+            add(
+                "slots.maxSlotsPerPod",
+                f"{cfg.slots.max_slots_per_pod} slots of {per_slot:g} CPUs need {per_pod:g} CPUs per pod, "
+                f"more than a {node_pool.machine_type} node of node pool {node_pool.name!r} gives pods "
+                f"(about {allocatable:.2f} of its {cores} vCPUs); at most {fits} fit",
+            )
 
 
 def _not_supported_yet(cfg: StackConfig, add: Add) -> None:
@@ -455,8 +549,26 @@ def _not_supported_yet(cfg: StackConfig, add: Add) -> None:
             "gpuOperator.enabled",
             "the GPU operator is installed on clusters the stack creates (cloud gke or eks); set false",
         )
-    if cfg.scheduler == "kueue":
-        add("scheduler", "kueue is not supported yet; use default")
+
+
+def _queue_problems(cfg: StackConfig, add: Add) -> None:
+    """scheduler kueue: every queued pool's ClusterQueue needs a quota for what its tasks ask."""
+    if cfg.scheduler != "kueue":
+        return
+    names = {p.name for p in cfg.node_pools}
+    for i, rp in enumerate(cfg.resource_pools):
+        if rp.node_pool not in names or not cfg.queued(rp):
+            continue
+        nominal = cfg.queue_quota(rp)
+        wanted = "nvidia.com/gpu" if cfg.node_pool_of(rp).gpu else "cpu"
+        if wanted not in nominal:
+            key = "gpu" if wanted == "nvidia.com/gpu" else "cpu"
+            add(
+                f"resourcePools[{i}].quota.{key}",
+                f"required with scheduler kueue: the {key.upper()}s of node pool {rp.node_pool!r} are not "
+                "known offline (an existing cluster, or a machine type that does not say), and Kueue admits "
+                "tasks against this quota",
+            )
 
 
 def _cloud_rules(cfg: StackConfig, add: Add) -> None:
@@ -481,7 +593,9 @@ _RULES: list[tuple[Callable[[StackConfig, Add], None], set[str]]] = [
     (_data_problems, {"cloud", "environment", "allowDataDeletion", "database", "checkpointStorage"}),
     (_pod_spec_problems, {"taskContainerDefaults", "resourcePools"}),
     (_version_problems, {"master", "taskContainerDefaults"}),
+    (_workspace_problems, {"master", "resourcePools", "nodePools", "slots"}),
     (_slots_if_pools_resolve, {"slots", "nodePools", "resourcePools"}),
-    (_not_supported_yet, {"cloud", "database", "tls", "gpuOperator", "scheduler"}),
+    (_not_supported_yet, {"cloud", "database", "tls", "gpuOperator"}),
     (_cloud_rules, {"cloud", "environment", "cluster", "nodePools", "gpuOperator"}),
+    (_queue_problems, {"scheduler", "kueue", "nodePools", "resourcePools", "slots"}),
 ]

@@ -26,6 +26,8 @@ _RESOURCE_CLASSES = {
     ("apps/v1", "DaemonSet"): "pulumi_kubernetes.apps.v1:DaemonSet",
     ("rbac.authorization.k8s.io/v1", "ClusterRole"): "pulumi_kubernetes.rbac.v1:ClusterRole",
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): "pulumi_kubernetes.rbac.v1:ClusterRoleBinding",
+    ("rbac.authorization.k8s.io/v1", "Role"): "pulumi_kubernetes.rbac.v1:Role",
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): "pulumi_kubernetes.rbac.v1:RoleBinding",
     ("scheduling.k8s.io/v1", "PriorityClass"): "pulumi_kubernetes.scheduling.v1:PriorityClass",
     ("storage.k8s.io/v1", "StorageClass"): "pulumi_kubernetes.storage.v1:StorageClass",
 }
@@ -33,6 +35,14 @@ _RESOURCE_CLASSES = {
 
 def _snake(key: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower()
+
+
+# Custom resources of the add-ons' CRDs: registered as generic CustomResources.
+_CUSTOM_KINDS = {
+    ("kueue.x-k8s.io/v1beta2", "ResourceFlavor"),
+    ("kueue.x-k8s.io/v1beta2", "ClusterQueue"),
+    ("kueue.x-k8s.io/v1beta2", "LocalQueue"),
+}
 
 
 def _resource_class(api_version: str, kind: str) -> type[pulumi.CustomResource]:
@@ -49,6 +59,13 @@ def register(obj: dict[str, Any], opts: pulumi.ResourceOptions | None = None) ->
     Top-level fields become the class's snake_case arguments; nested dicts are passed
     through unchanged (pulumi-kubernetes sends them to the API server as they are).
     """
+    if (obj["apiVersion"], obj["kind"]) in _CUSTOM_KINDS:
+        from pulumi_kubernetes.apiextensions import CustomResource
+
+        fields = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}
+        return CustomResource(
+            resource_name(obj), api_version=obj["apiVersion"], kind=obj["kind"], opts=opts, **fields
+        )
     cls = _resource_class(obj["apiVersion"], obj["kind"])
     fields = {_snake(k): v for k, v in obj.items() if k not in ("apiVersion", "kind")}
     return cls(resource_name(obj), opts=opts, **fields)

@@ -12,26 +12,68 @@ def containers(obj):
     return obj["spec"]["template"]["spec"]["containers"]
 
 
-def test_master_rbac_grants_exactly_the_charts_rules():
-    role = master.cluster_role(make_config())
-    granted = {
+def grants(rules):
+    return {
         (group, resource, verb)
-        for rule in role["rules"]
+        for rule in rules
         for group in rule["apiGroups"]
         for resource in rule["resources"]
         for verb in rule["verbs"]
     }
-    expected = set()
-    for resource in ("pods", "pods/status", "pods/log", "configmaps", "namespaces", "resourcequotas"):
-        expected |= {("", resource, verb) for verb in ("create", "get", "list", "delete")}
-    expected |= {("", r, v) for r in ("services", "resourcequotas") for v in ("get", "list")}
-    expected |= {("", r, v) for r in ("pods", "resourcequotas") for v in ("watch", "patch")}
-    expected |= {("", "events", v) for v in ("list", "watch")}
-    expected |= {("", "nodes", v) for v in ("list", "watch", "patch")}
-    expected |= {("scheduling.k8s.io", "priorityclasses", v) for v in ("create", "get", "list", "delete")}
-    expected |= {("batch", "jobs", v) for v in ("create", "get", "list", "delete", "watch")}
-    assert granted == expected
-    assert not any("*" in str(rule) for rule in role["rules"])
+
+
+def test_cluster_wide_the_master_gets_nodes_priority_classes_and_where_needed_the_job_list():
+    for version, job_list in (("0.26.0", False), ("0.34.0", False), ("0.35.0", False), ("0.38.1", True)):
+        cfg = make_config(master={"version": version})
+        granted = grants(master.cluster_role(cfg)["rules"])
+        expected = {("", "nodes", v) for v in ("list", "watch", "patch")}
+        expected |= {("scheduling.k8s.io", "priorityclasses", v) for v in ("create", "delete")}
+        if job_list:
+            expected.add(("batch", "jobs", "list"))  # the master does not start without it
+        assert granted == expected, version
+        # Never cluster-wide: pod rights, job writes or watches, secrets, anything by wildcard.
+        assert not {g for g in granted if g[1] in ("pods", "pods/log", "configmaps", "secrets")}
+        assert not any("*" in str(rule) for rule in master.cluster_role(cfg)["rules"])
+
+
+def test_every_task_namespace_gets_a_role_for_what_the_master_does_there():
+    cfg = make_config()
+    roles = [o for o in master.namespace_roles(cfg) if o["kind"] == "Role"]
+    assert [r["metadata"]["namespace"] for r in roles] == cfg.task_namespaces
+    by_ns = {r["metadata"]["namespace"]: grants(r["rules"]) for r in roles}
+    pool = by_ns["det-a100"]
+    assert {("batch", "jobs", v) for v in ("create", "delete", "list", "watch")} <= pool
+    assert {("", "pods", v) for v in ("list", "watch", "delete")} <= pool
+    assert ("", "pods", "create") not in pool  # 0.34+: tasks are Jobs
+    assert ("", "pods/log", "get") in pool and ("", "events", "watch") in pool
+    assert ("", "services", "get") in by_ns["determined"] and ("", "services", "get") not in pool
+    (ns_rule,) = [r for r in roles[1]["rules"] if r["resources"] == ["namespaces"]]
+    assert ns_rule["resourceNames"] == [roles[1]["metadata"]["namespace"]]
+    old = {
+        r["metadata"]["namespace"]: grants(r["rules"])
+        for r in master.namespace_roles(make_config(master={"version": "0.26.0"}))
+        if r["kind"] == "Role"
+    }
+    assert ("", "pods", "create") in old["det-a100"] and not {g for g in old["det-a100"] if g[0] == "batch"}
+    assert not {g for g in old["det-a100"] if g[1] in ("namespaces", "resourcequotas")}
+
+
+def test_role_bindings_bind_the_master_service_account_to_each_role():
+    cfg = make_config()
+    objects = master.namespace_roles(cfg)
+    for role, binding in zip(objects[::2], objects[1::2], strict=True):
+        assert (
+            binding["kind"] == "RoleBinding"
+            and binding["metadata"]["namespace"] == role["metadata"]["namespace"]
+        )
+        assert binding["roleRef"] == {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "Role",
+            "name": role["metadata"]["name"],
+        }
+        assert binding["subjects"] == [
+            {"kind": "ServiceAccount", "name": "determined-master", "namespace": "determined"}
+        ]
 
 
 def test_role_binding_binds_the_master_service_account():

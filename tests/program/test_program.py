@@ -39,6 +39,11 @@ def test_local_stack_creates_every_object_of_the_deployment(local):
         ("ServiceAccount", "determined", "determined-master"),
         ("ClusterRole", None, "determined-master-determined"),
         ("ClusterRoleBinding", None, "determined-master-determined"),
+        *(
+            (kind, ns, "determined-master")
+            for kind in ("Role", "RoleBinding")
+            for ns in ("determined", "det-gpu", "det-aux")
+        ),
         ("Secret", "determined", "determined-master-config"),
         ("Deployment", "determined", "determined-master"),
         ("Service", "determined", "determined-master-service"),

@@ -1,0 +1,177 @@
+"""Resource pools end to end: gang admission through Kueue, quotas, CPU slots that fit their
+nodes, workspaces per pool (0.35+), and PriorityClasses adopted from another install."""
+
+from __future__ import annotations
+
+import yaml
+from conftest import raw_config
+from planning import by_kind, of_type, one, plan_for, planned
+
+from deploy.config import ConfigError, load_config
+
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+
+
+def problems(raw) -> list[str]:
+    try:
+        load_config(raw)
+    except ConfigError as exc:
+        return [str(p) for p in exc.problems]
+    return []
+
+
+# --- Kueue ------------------------------------------------------------------------------------
+
+
+def test_queued_pools_carry_their_queue_label_in_both_pod_specs_and_aux_pools_none():
+    config = yaml.safe_load(planned("kueue-gke").master_yaml)
+    pools = {p["pool_name"]: p["task_container_defaults"] for p in config["resource_pools"]}
+    for name in ("a100", "l4"):
+        for key in ("cpu_pod_spec", "gpu_pod_spec"):
+            assert pools[name][key]["metadata"]["labels"] == {QUEUE_LABEL: f"determined-{name}"}
+            assert "annotations" not in pools[name][key]["metadata"]  # no partial admission
+    assert "metadata" not in pools["aux"]["gpu_pod_spec"]
+
+
+def test_every_local_queue_points_at_a_cluster_queue_of_its_namespace_and_existing_flavors():
+    result = planned("kueue-gke")
+    flavors = {f["metadata"]["name"]: f for f in by_kind(result, "ResourceFlavor")}
+    cluster_queues = {q["metadata"]["name"]: q for q in by_kind(result, "ClusterQueue")}
+    local_queues = by_kind(result, "LocalQueue")
+    assert {q["metadata"]["namespace"] for q in local_queues} == {"det-a100", "det-l4"}
+    for local in local_queues:
+        cluster = cluster_queues[local["spec"]["clusterQueue"]]
+        selector = cluster["spec"]["namespaceSelector"]["matchLabels"]
+        assert selector == {"kubernetes.io/metadata.name": local["metadata"]["namespace"]}
+        (group,) = cluster["spec"]["resourceGroups"]
+        assert "nvidia.com/gpu" in group["coveredResources"]
+        for flavor in group["flavors"]:
+            assert flavor["name"] in flavors
+            assert [r["name"] for r in flavor["resources"]] == group["coveredResources"]
+        assert cluster["spec"]["cohortName"] == "research"
+
+
+def test_flavors_pin_admitted_jobs_to_the_node_pool():
+    flavor = one(planned("kueue-gke"), "ResourceFlavor", "determined-a100")
+    assert flavor["spec"]["nodeLabels"] == {"determined.ai/node-pool": "a100"}
+    assert flavor["spec"]["tolerations"][0]["key"] == "nvidia.com/gpu"
+
+
+def test_quotas_come_from_the_pool_or_from_the_node_pool_at_its_largest():
+    result = planned("kueue-gke")
+    quotas = {}
+    for queue in by_kind(result, "ClusterQueue"):
+        (flavor,) = queue["spec"]["resourceGroups"][0]["flavors"]
+        quotas[queue["metadata"]["name"]] = {r["name"]: r["nominalQuota"] for r in flavor["resources"]}
+    assert quotas["determined-a100"] == {"cpu": "180", "memory": "1200Gi", "nvidia.com/gpu": "16"}
+    # l4: 6 nodes x 2 GPUs; 6 x the allocatable CPUs of a g2-standard-24 (24 vCPUs, 23.87 for pods).
+    assert quotas["determined-l4"] == {"cpu": "143220m", "nvidia.com/gpu": "12"}
+
+
+def test_kueue_comes_from_its_chart_and_its_objects_wait_for_it():
+    result = planned("kueue-gke")
+    (release,) = [r for r in of_type(result, "helm.sh/v3:Release") if r["name"] == "kueue"]
+    assert (release["inputs"]["chart"], release["inputs"]["version"]) == (
+        "oci://registry.k8s.io/kueue/charts/kueue",
+        "0.19.2",
+    )
+    config = yaml.safe_load(release["inputs"]["values"]["managerConfig"]["controllerManagerConfigYaml"])
+    assert config["waitForPodsReady"]["timeout"] == "900s"
+    assert config["waitForPodsReady"]["blockAdmission"] is True
+    assert config["integrations"]["frameworks"] == ["batch/job"]
+    for reg in result.resources:
+        if "kueue.x-k8s.io" in reg["type"]:
+            assert release["urn"] in reg["dependsOn"], reg["name"]
+
+
+def test_without_kueue_nothing_of_it_is_created():
+    result = planned("gke-prod")
+    assert not [r for r in result.resources if "kueue" in r["type"] or r["name"] == "kueue"]
+    config = yaml.safe_load(result.master_yaml)
+    assert all(
+        "metadata" not in p["task_container_defaults"]["gpu_pod_spec"] for p in config["resource_pools"]
+    )
+
+
+def test_kueue_on_an_existing_cluster_needs_each_gpu_pools_quota():
+    lines = problems(raw_config(scheduler="kueue"))
+    assert "determined:resourcePools[0].quota.gpu: required with scheduler kueue" in "\n".join(lines)
+    pools = raw_config()["resourcePools"]
+    with_quota = [{**pools[0], "quota": {"gpu": 8}}, pools[1]]
+    assert problems(raw_config(scheduler="kueue", resourcePools=with_quota)) == []
+
+
+def test_coscheduler_is_refused_with_the_reason():
+    (line,) = problems(raw_config(scheduler="coscheduler"))
+    assert line.startswith(
+        "determined:scheduler: coscheduler is refused: Determined's coscheduler support needs"
+    )
+
+
+# --- quotas, slots, workspaces, priority classes ----------------------------------------------
+
+
+def test_quota_limits_reach_the_resource_quota():
+    pools = raw_config()["resourcePools"]
+    quota = {"gpu": 8, "cpu": "32", "memory": "128Gi", "limits": {"cpu": "64", "memory": "256Gi"}}
+    result = plan_for(raw_config(resourcePools=[{**pools[0], "quota": quota}, pools[1]]))
+    hard = one(result, "ResourceQuota", "determined-a100")["spec"]["hard"]
+    assert hard == {
+        "requests.nvidia.com/gpu": "8",
+        "requests.cpu": "32",
+        "requests.memory": "128Gi",
+        "limits.cpu": "64",
+        "limits.memory": "256Gi",
+    }
+
+
+def test_cpu_slots_must_fit_the_allocatable_cpus_of_a_known_machine():
+    raw = yaml.safe_load(open("stacks/Pulumi.gke-dev.yaml"))["config"]  # noqa: SIM115
+    raw = {key.split(":", 1)[1]: value for key, value in raw.items()}
+    raw["nodePools"] = [{"name": "system", "machineType": "e2-standard-8", "maxNodes": 3}]
+    raw["resourcePools"] = [{"name": "cpu", "nodePool": "system"}]
+    raw.pop("defaultComputePool")
+    raw.pop("defaultAuxPool")
+    raw["slots"] = {"type": "cpu", "cpuPerSlot": 2, "maxSlotsPerPod": 4}
+    (line,) = problems(raw)
+    assert line == (
+        "determined:slots.maxSlotsPerPod: 4 slots of 2 CPUs need 8 CPUs per pod, more than a e2-standard-8 "
+        "node of node pool 'system' gives pods (about 7.91 of its 8 vCPUs); at most 3 fit"
+    )
+    raw["slots"]["maxSlotsPerPod"] = 3
+    assert problems(raw) == []
+
+
+def test_workspaces_have_one_namespace_and_one_default_pool_per_role():
+    pools = raw_config()["resourcePools"]
+    shared = [{**pools[0], "workspace": "team"}, {**pools[1], "workspace": "team"}]
+    assert any(
+        "workspace 'team' is bound to namespace 'det-a100'" in line
+        for line in problems(raw_config(resourcePools=shared))
+    )
+    same_ns = [{**pools[0], "workspace": "team"}, {**pools[1], "namespace": "det-a100", "workspace": "team"}]
+    assert problems(raw_config(resourcePools=same_ns)) == []  # compute and aux of one workspace
+    two_compute = [
+        pools[0],
+        {**pools[0], "name": "a100b", "namespace": "det-a100", "workspace": "a100"},
+        pools[1],
+    ]
+    assert any(
+        "already takes its default compute pool" in line
+        for line in problems(raw_config(resourcePools=two_compute))
+    )
+    old = problems(raw_config(master={"version": "0.34.0"}, resourcePools=shared))
+    assert old == [
+        "determined:resourcePools[0].workspace: needs master.version 0.35.0 or newer (older masters run a pool's tasks in its namespace without workspaces)",
+        "determined:resourcePools[1].workspace: needs master.version 0.35.0 or newer (older masters run a pool's tasks in its namespace without workspaces)",
+    ]
+
+
+def test_priority_classes_of_another_install_are_adopted_not_created():
+    result = plan_for(raw_config(adoptPriorityClasses=True))
+    assert not by_kind(result, "PriorityClass")
+    assert sorted(result.recorder.reads) == [
+        ("kubernetes:scheduling.k8s.io/v1:PriorityClass", "determined-medium-priority"),
+        ("kubernetes:scheduling.k8s.io/v1:PriorityClass", "determined-system-priority"),
+    ]
+    assert len(by_kind(plan_for(raw_config()), "PriorityClass")) == 2
