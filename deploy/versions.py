@@ -61,6 +61,10 @@ CLUSTER_AUTOSCALER_CHART = "cluster-autoscaler"
 CLUSTER_AUTOSCALER_REPOSITORY = "https://kubernetes.github.io/autoscaler"
 CLUSTER_AUTOSCALER_VERSION = "9.59.0"
 
+# Official Python image the workspace-binding Job runs its script with (docker-library/python
+# versions.json: 3.13.14 since June 2026; `-slim` is Debian trixie slim). Pinned to the patch.
+PYTHON_IMAGE = "python:3.13.14-slim"
+
 # Kueue chart (oci://registry.k8s.io/kueue/charts/kueue): gang admission of task Jobs.
 KUEUE_VERSION = "0.19.2"
 

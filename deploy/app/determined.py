@@ -11,7 +11,7 @@ import pulumi_kubernetes as k8s
 
 from deploy import defaults, kube
 from deploy.addons import kueue
-from deploy.app import database, master, resource_pools
+from deploy.app import database, master, resource_pools, workspaces
 from deploy.config import InClusterDatabase, StackConfig
 from deploy.platform import ClusterHandle
 
@@ -48,7 +48,7 @@ class Determined(pulumi.ComponentResource):
             ns_opts = pulumi.ResourceOptions.merge(
                 child, pulumi.ResourceOptions(retain_on_delete=not cfg.data_deletion_allowed)
             )
-        ns = kube.register(namespace(cfg), ns_opts)
+        ns = self.namespace = kube.register(namespace(cfg), ns_opts)
         # Cluster-wide and possibly shared with another install: never deleted by a destroy;
         # adopted (read, which fails if they are missing) when another install owns them.
         if cfg.adopt_priority_classes:
@@ -97,4 +97,31 @@ class Determined(pulumi.ComponentResource):
             storage_identity=cluster.storage_identity,
             opts=child,
         )
+        if workspaces.needed(cfg):
+            self._bind_workspaces(cfg, child)
         self.register_outputs({"url": self.master.url})
+
+    def _bind_workspaces(self, cfg: StackConfig, child: pulumi.ResourceOptions) -> None:
+        """0.35+: the Job that binds each pool's workspace to its namespace, through the
+        master's API, once the master runs and the namespaces exist; a new mapping, a new Job."""
+        in_namespace = pulumi.ResourceOptions.merge(
+            child, pulumi.ResourceOptions(depends_on=[self.namespace])
+        )
+        script = kube.register(workspaces.script_config_map(cfg), in_namespace)
+        password = workspaces.password_secret(cfg, self.master.initial_user_password)
+        secret = kube.register(password, in_namespace)
+        entries = workspaces.mapping(cfg)
+        job = workspaces.job(
+            cfg, workspaces.PASSWORD_SECRET, workspaces.PASSWORD_KEY, workspaces.mapping_hash(entries)
+        )
+        kube.register(
+            job,
+            pulumi.ResourceOptions.merge(
+                child,
+                pulumi.ResourceOptions(
+                    depends_on=[self.master.deployment, self.resource_pools, script, secret],
+                    # A finished Job's spec cannot change: a new mapping is a new Job.
+                    delete_before_replace=True,
+                ),
+            ),
+        )

@@ -24,6 +24,8 @@ _RESOURCE_CLASSES = {
     ("apps/v1", "Deployment"): "pulumi_kubernetes.apps.v1:Deployment",
     ("apps/v1", "StatefulSet"): "pulumi_kubernetes.apps.v1:StatefulSet",
     ("apps/v1", "DaemonSet"): "pulumi_kubernetes.apps.v1:DaemonSet",
+    ("batch/v1", "Job"): "pulumi_kubernetes.batch.v1:Job",
+    ("v1", "ConfigMap"): "pulumi_kubernetes.core.v1:ConfigMap",
     ("rbac.authorization.k8s.io/v1", "ClusterRole"): "pulumi_kubernetes.rbac.v1:ClusterRole",
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): "pulumi_kubernetes.rbac.v1:ClusterRoleBinding",
     ("rbac.authorization.k8s.io/v1", "Role"): "pulumi_kubernetes.rbac.v1:Role",

@@ -51,6 +51,10 @@ def test_local_stack_creates_every_object_of_the_deployment(local):
         ("PersistentVolumeClaim", "determined", "determined-db-data"),
         ("StatefulSet", "determined", "determined-db"),
         ("Service", "determined", "determined-db"),
+        # 0.35+: the Job that binds each pool's workspace to its namespace.
+        ("ConfigMap", "determined", "determined-bind-workspaces"),
+        ("Secret", "determined", "determined-bind-workspaces"),
+        ("Job", "determined", next(j["metadata"]["name"] for j in by_kind(local, "Job"))),
     }
 
 
@@ -97,7 +101,8 @@ def test_master_config_is_a_secret_and_master_yaml_is_written(base):
     assert is_secret(reg.inputs["stringData"])
     assert one(base, "Secret", "determined-master-config")["stringData"] == {"master.yaml": "[secret]"}
     assert yaml.safe_load(base.master_yaml)["resource_manager"]["type"] == "kubernetes"
-    assert not by_kind(base, "ConfigMap")
+    # The only ConfigMap holds the workspace-binding script: no configuration, no secret.
+    assert [c["metadata"]["name"] for c in by_kind(base, "ConfigMap")] == ["determined-bind-workspaces"]
 
 
 def test_generated_initial_password_is_exported_as_a_secret(base):

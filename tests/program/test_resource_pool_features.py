@@ -3,6 +3,8 @@ nodes, workspaces per pool (0.35+), and PriorityClasses adopted from another ins
 
 from __future__ import annotations
 
+import json
+
 import yaml
 from conftest import raw_config
 from planning import by_kind, of_type, one, plan_for, planned
@@ -175,3 +177,49 @@ def test_priority_classes_of_another_install_are_adopted_not_created():
         ("kubernetes:scheduling.k8s.io/v1:PriorityClass", "determined-system-priority"),
     ]
     assert len(by_kind(plan_for(raw_config()), "PriorityClass")) == 2
+
+
+# --- workspaces bound to pool namespaces ----------------------------------------------------
+
+
+def test_on_0_38_a_job_binds_each_pools_workspace_to_its_namespace():
+    result = plan_for(raw_config(master={"version": "0.38.1"}))
+    (job,) = by_kind(result, "Job")
+    env = {e["name"]: e for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert json.loads(env["DET_MAPPING"]["value"]) == [
+        {"workspace": "a100", "namespace": "det-a100", "pool": "a100", "role": "compute"},
+        {"workspace": "aux", "namespace": "det-aux", "pool": "aux", "role": "aux"},
+    ]
+    assert env["DET_PASSWORD"] == {
+        "name": "DET_PASSWORD",
+        "valueFrom": {"secretKeyRef": {"name": "determined-bind-workspaces", "key": "password"}},
+    }
+    config = yaml.safe_load(result.master_yaml)
+    assert all("kubernetes_namespace" not in pool for pool in config["resource_pools"])
+    # It runs once the master and the pool namespaces exist; a new mapping is a new Job.
+    (reg,) = of_type(result, "batch/v1:Job")
+    assert reg["options"]["deleteBeforeReplace"] is True
+    master = next(r for r in result.resources if r["type"].endswith("apps/v1:Deployment"))
+    namespaces = {
+        r["urn"] for r in of_type(result, "core/v1:Namespace") if r["name"] in ("det-a100", "det-aux")
+    }
+    assert {master["urn"], *namespaces} <= set(reg["dependsOn"])
+
+
+def test_on_0_34_namespaces_are_in_master_yaml_and_no_job_runs():
+    result = plan_for(raw_config(master={"version": "0.34.0"}))
+    assert not by_kind(result, "Job") and not by_kind(result, "ConfigMap")
+    config = yaml.safe_load(result.master_yaml)
+    assert {p["pool_name"]: p["kubernetes_namespace"] for p in config["resource_pools"]} == {
+        "a100": "det-a100",
+        "aux": "det-aux",
+    }
+
+
+def test_a_changed_mapping_is_a_new_job():
+    first = by_kind(plan_for(raw_config()), "Job")[0]["metadata"]["name"]
+    pools = raw_config()["resourcePools"]
+    renamed = [{**pools[0], "workspace": "vision"}, pools[1]]
+    second = by_kind(plan_for(raw_config(resourcePools=renamed)), "Job")[0]["metadata"]["name"]
+    assert first != second
+    assert by_kind(plan_for(raw_config()), "Job")[0]["metadata"]["name"] == first

@@ -1,0 +1,168 @@
+"""Workspaces bound to the resource pools' namespaces (Determined 0.35+).
+
+From 0.35.0 the master no longer reads `resource_pools[].kubernetes_namespace`: a task runs
+in `resource_manager.default_namespace` unless its workspace is bound to a namespace, and
+that binding lives in the master's database, set through its REST API. A Kubernetes Job
+runs deploy/app/data/bind_workspaces.py (standard library only) against the master: per
+resource pool, a workspace (the pool's `workspace`, else its name) bound to the pool's
+namespace, the pool bound to that workspace, and the pool made the workspace's default
+compute pool (GPU node pool) or default aux pool (CPU node pool).
+
+Pure builders only; whoever registers them orders the Job after the master and the
+namespaces. The Job's name carries a hash of the mapping, so a changed mapping runs a new
+Job and an unchanged one runs nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from deploy import defaults, kube, versions
+from deploy.app import master
+from deploy.config import StackConfig
+
+COMPONENT = "bind-workspaces"
+
+PYTHON_IMAGE = versions.PYTHON_IMAGE
+
+SCRIPT_FILE = Path(__file__).resolve().parent / "data" / "bind_workspaces.py"
+SCRIPT_NAME = "bind_workspaces.py"
+SCRIPT_CONFIG_MAP = "determined-bind-workspaces"
+SCRIPT_DIR = "/opt/bind-workspaces"
+PASSWORD_SECRET = "determined-bind-workspaces"
+PASSWORD_KEY = "password"
+JOB_PREFIX = "determined-bind-workspaces"
+ADMIN_USER = "admin"
+HASH_ANNOTATION = "determined.ai/workspace-mapping-hash"
+# What the script waits for the master (and a master still learning a new pool): as long
+# as the master's own startup probe allows for migrations.
+WAIT_SECONDS = defaults.MASTER_STARTUP_SECONDS
+# The whole Job, every retry included; well past the script's own waits.
+JOB_DEADLINE_SECONDS = 3 * defaults.MASTER_STARTUP_SECONDS
+JOB_BACKOFF_LIMIT = 6
+RUN_AS = 65534  # nobody in the Debian-based python image
+RESOURCES = {
+    "requests": {"cpu": "10m", "memory": "32Mi"},
+    "limits": {"cpu": "200m", "memory": "128Mi"},
+}
+
+
+def needed(cfg: StackConfig) -> bool:
+    """Whether the master binds namespaces to workspaces (0.35+), so the Job must run."""
+    return cfg.master.version_tuple >= versions.WORKSPACE_NAMESPACES_SINCE
+
+
+def mapping(cfg: StackConfig) -> list[dict[str, str]]:
+    """One entry per resource pool, in the order the pools are configured (the script makes
+    the first compute and the first aux pool of a workspace its defaults)."""
+    return [
+        {
+            "workspace": rp.workspace_name,
+            "namespace": rp.namespace_name,
+            "pool": rp.name,
+            "role": cfg.pool_role(rp),
+        }
+        for rp in cfg.resource_pools
+    ]
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def mapping_hash(entries: list[dict[str, str]]) -> str:
+    """sha256 of the mapping's canonical JSON, first 10 hex digits."""
+    return hashlib.sha256(canonical_json(entries).encode()).hexdigest()[:10]
+
+
+def script_text() -> str:
+    return SCRIPT_FILE.read_text(encoding="utf-8")
+
+
+def script_config_map(cfg: StackConfig) -> dict[str, Any]:
+    """The script, in a ConfigMap in the master's namespace."""
+    meta = kube.metadata(SCRIPT_CONFIG_MAP, COMPONENT, cfg.namespace)
+    return kube.manifest("v1", "ConfigMap", meta, data={SCRIPT_NAME: script_text()})
+
+
+def password_secret(cfg: StackConfig, password: Any) -> dict[str, Any]:
+    """The admin password the script logs in with (`password` may be a Pulumi Output)."""
+    meta = kube.metadata(PASSWORD_SECRET, COMPONENT, cfg.namespace)
+    return kube.manifest("v1", "Secret", meta, type="Opaque", stringData={PASSWORD_KEY: password})
+
+
+def job_name(hash_: str) -> str:
+    """Named by the mapping's hash and the script's: either changed, a new Job runs."""
+    script = hashlib.sha256(script_text().encode()).hexdigest()[:6]
+    return f"{JOB_PREFIX}-{hash_}-{script}"
+
+
+def job(
+    cfg: StackConfig, password_secret_name: str, password_secret_key: str, mapping_hash: str
+) -> dict[str, Any]:
+    """The Job that runs the script for `mapping(cfg)`, named after `mapping_hash` (its
+    hash): a changed mapping is a new Job, an unchanged one is left as it ran."""
+    env = [
+        {"name": "DET_MASTER", "value": master.internal_url(cfg)},
+        {"name": "DET_USER", "value": ADMIN_USER},
+        {
+            "name": "DET_PASSWORD",
+            "valueFrom": {"secretKeyRef": {"name": password_secret_name, "key": password_secret_key}},
+        },
+        {"name": "DET_MAPPING", "value": canonical_json(mapping(cfg))},
+        {"name": "DET_TIMEOUT_SECONDS", "value": str(WAIT_SECONDS)},
+    ]
+    container = {
+        "name": COMPONENT,
+        "image": PYTHON_IMAGE,
+        "imagePullPolicy": "IfNotPresent",
+        # -I: no PYTHON* variables, no user site; -B: writes nothing (read-only root).
+        "command": ["python3", "-I", "-B", f"{SCRIPT_DIR}/{SCRIPT_NAME}"],
+        "env": env,
+        "resources": RESOURCES,
+        "volumeMounts": [{"name": "script", "mountPath": SCRIPT_DIR, "readOnly": True}],
+        "securityContext": {
+            "runAsNonRoot": True,
+            "runAsUser": RUN_AS,
+            "runAsGroup": RUN_AS,
+            "allowPrivilegeEscalation": False,
+            "readOnlyRootFilesystem": True,
+            "capabilities": {"drop": ["ALL"]},
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+    }
+    pod_spec = {
+        "restartPolicy": "Never",
+        "priorityClassName": defaults.SYSTEM_PRIORITY_CLASS,
+        # It talks to the master only: no Kubernetes API token, no service links.
+        "automountServiceAccountToken": False,
+        "enableServiceLinks": False,
+        "securityContext": {
+            "runAsNonRoot": True,
+            "runAsUser": RUN_AS,
+            "runAsGroup": RUN_AS,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+        "containers": [container],
+        "volumes": [
+            {
+                "name": "script",
+                "configMap": {"name": SCRIPT_CONFIG_MAP, "defaultMode": 0o444},
+            }
+        ],
+    }
+    annotations = {HASH_ANNOTATION: mapping_hash}
+    meta = kube.metadata(job_name(mapping_hash), COMPONENT, cfg.namespace)
+    meta["annotations"] = dict(annotations)
+    spec = {
+        "backoffLimit": JOB_BACKOFF_LIMIT,
+        "activeDeadlineSeconds": JOB_DEADLINE_SECONDS,
+        "template": {
+            "metadata": {"labels": kube.labels(COMPONENT), "annotations": dict(annotations)},
+            "spec": pod_spec,
+        },
+    }
+    return kube.manifest("batch/v1", "Job", meta, spec=spec)
