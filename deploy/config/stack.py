@@ -103,9 +103,9 @@ class StackConfig(ConfigModel):
         return "compute" if self._pool_has_gpus(resource_pool) or self.slot_type == "cpu" else "aux"
 
     def queued(self, resource_pool: ResourcePoolConfig) -> bool:
-        """Whether a pool's tasks go through Kueue: compute pools, with scheduler kueue (aux
-        pools run single-pod CPU tasks, which need no gang admission)."""
-        return self.scheduler == "kueue" and self.pool_role(resource_pool) == "compute"
+        """Whether a pool's tasks go through Kueue: every pool, with scheduler kueue (so each
+        pool's namespace is admitted against its own quota)."""
+        return self.scheduler == "kueue"
 
     def queue_quota(self, resource_pool: ResourcePoolConfig) -> dict[str, str]:
         """nominalQuota per resource of a queued pool: the pool's quota where set, else what

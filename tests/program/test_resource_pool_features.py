@@ -25,14 +25,14 @@ def problems(raw) -> list[str]:
 # --- Kueue ------------------------------------------------------------------------------------
 
 
-def test_queued_pools_carry_their_queue_label_in_both_pod_specs_and_aux_pools_none():
+def test_every_pool_carries_its_queue_label_in_both_pod_specs():
     config = yaml.safe_load(planned("kueue-gke").master_yaml)
     pools = {p["pool_name"]: p["task_container_defaults"] for p in config["resource_pools"]}
-    for name in ("a100", "l4"):
+    assert set(pools) == {"a100", "l4", "aux"}
+    for name, tcd in pools.items():
         for key in ("cpu_pod_spec", "gpu_pod_spec"):
-            assert pools[name][key]["metadata"]["labels"] == {QUEUE_LABEL: f"determined-{name}"}
-            assert "annotations" not in pools[name][key]["metadata"]  # no partial admission
-    assert "metadata" not in pools["aux"]["gpu_pod_spec"]
+            assert tcd[key]["metadata"]["labels"] == {QUEUE_LABEL: f"determined-{name}"}
+            assert "annotations" not in tcd[key]["metadata"]  # no partial admission
 
 
 def test_every_local_queue_points_at_a_cluster_queue_of_its_namespace_and_existing_flavors():
@@ -40,13 +40,14 @@ def test_every_local_queue_points_at_a_cluster_queue_of_its_namespace_and_existi
     flavors = {f["metadata"]["name"]: f for f in by_kind(result, "ResourceFlavor")}
     cluster_queues = {q["metadata"]["name"]: q for q in by_kind(result, "ClusterQueue")}
     local_queues = by_kind(result, "LocalQueue")
-    assert {q["metadata"]["namespace"] for q in local_queues} == {"det-a100", "det-l4"}
+    assert {q["metadata"]["namespace"] for q in local_queues} == {"det-a100", "det-l4", "det-aux"}
     for local in local_queues:
         cluster = cluster_queues[local["spec"]["clusterQueue"]]
         selector = cluster["spec"]["namespaceSelector"]["matchLabels"]
         assert selector == {"kubernetes.io/metadata.name": local["metadata"]["namespace"]}
         (group,) = cluster["spec"]["resourceGroups"]
-        assert "nvidia.com/gpu" in group["coveredResources"]
+        gpu_pool = local["metadata"]["namespace"] != "det-aux"
+        assert ("nvidia.com/gpu" in group["coveredResources"]) == gpu_pool
         for flavor in group["flavors"]:
             assert flavor["name"] in flavors
             assert [r["name"] for r in flavor["resources"]] == group["coveredResources"]
@@ -68,6 +69,8 @@ def test_quotas_come_from_the_pool_or_from_the_node_pool_at_its_largest():
     assert quotas["determined-a100"] == {"cpu": "180", "memory": "1200Gi", "nvidia.com/gpu": "16"}
     # l4: 6 nodes x 2 GPUs; 6 x the allocatable CPUs of a g2-standard-24 (24 vCPUs, 23.87 for pods).
     assert quotas["determined-l4"] == {"cpu": "143220m", "nvidia.com/gpu": "12"}
+    # aux: the system pool's one e2-standard-8 (maxNodes 1) gives 7.91 CPUs to pods.
+    assert quotas["determined-aux"] == {"cpu": "7910m"}
 
 
 def test_kueue_comes_from_its_chart_and_its_objects_wait_for_it():
@@ -95,11 +98,12 @@ def test_without_kueue_nothing_of_it_is_created():
     )
 
 
-def test_kueue_on_an_existing_cluster_needs_each_gpu_pools_quota():
-    lines = problems(raw_config(scheduler="kueue"))
-    assert "determined:resourcePools[0].quota.gpu: required with scheduler kueue" in "\n".join(lines)
+def test_kueue_on_an_existing_cluster_needs_each_pools_quota():
+    lines = "\n".join(problems(raw_config(scheduler="kueue")))
+    assert "determined:resourcePools[0].quota.gpu: required with scheduler kueue" in lines
+    assert "determined:resourcePools[1].quota.cpu: required with scheduler kueue" in lines
     pools = raw_config()["resourcePools"]
-    with_quota = [{**pools[0], "quota": {"gpu": 8}}, pools[1]]
+    with_quota = [{**pools[0], "quota": {"gpu": 8}}, {**pools[1], "quota": {"cpu": "16"}}]
     assert problems(raw_config(scheduler="kueue", resourcePools=with_quota)) == []
 
 
