@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import planning
 import yaml
 from conftest import ROOT
 
 from deploy import config as stack_config
 from deploy import versions
-from plan import runner, stackfile
+from plan import stackfile
 from plan.runner import PlanResult
 
 FIXTURES_DIR = ROOT / "tests" / "fixtures" / "stacks"
@@ -83,8 +84,8 @@ def raw_config(path: Path) -> dict[str, Any]:
 @functools.cache
 def plan(name: str) -> Planned:
     path = STACK_FILES[name]
-    config, secret_keys = stackfile.load_stack_file(path)
-    result = runner.plan(config, secret_keys, name.removeprefix("fixture:"), policies=[])
+    # One plan per stack for the whole session, shared with the other test modules.
+    result = planning.planned(name.removeprefix("fixture:"))
     return Planned(name=name, raw=raw_config(path), result=result, master=yaml.safe_load(result.master_yaml))
 
 

@@ -7,7 +7,7 @@ import json
 import pytest
 import yaml
 from conftest import BASE, pulumi_config, raw_config
-from planning import by_kind, one, plan_file, plan_for, resource, stack_files, stack_name
+from planning import by_kind, one, plan_for, planned, resource, stack_files, stack_name
 
 from deploy.config import ConfigError, StackConfig, load_config
 from deploy.versions import INITIAL_PASSWORD_SINCE
@@ -219,7 +219,8 @@ def _generates_passwords(cfg: StackConfig) -> bool:
 def stack_plans(request):
     """(config, update plan, first-preview plan) of a stack file."""
     path = request.param
-    return _config_of(path), plan_file(path), plan_file(path, preview=True)
+    name = stack_name(path)
+    return _config_of(path), planned(name), planned(name, preview=True)
 
 
 def test_every_stack_plans_and_nothing_is_unknown_after_apply(stack_plans):
