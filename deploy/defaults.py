@@ -11,6 +11,8 @@ MASTER_NAME = "determined-master"
 MASTER_SERVICE_NAME = "determined-master-service"
 MASTER_CONFIG_SECRET = "determined-master-config"
 MASTER_CONFIG_DIR = "/etc/determined"
+# tls.mode master: where the master (and the workspace Job) find the certificate Secret.
+MASTER_TLS_DIR = "/etc/determined-tls"
 MASTER_CONTAINER_PORT = 8081  # the master's `port` in master.yaml
 MASTER_SERVICE_PORT = 8080  # what the Service exposes (the chart's masterPort)
 MASTER_HEALTH_PATH = "/info"  # unauthenticated; what `det deploy` polls

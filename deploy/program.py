@@ -9,7 +9,9 @@ from __future__ import annotations
 import pulumi
 
 from deploy import config, defaults, platform, versions
+from deploy.app import exposure
 from deploy.app.determined import Determined
+from deploy.config.tls import ExposedTls
 
 
 def main() -> Determined:
@@ -20,7 +22,15 @@ def main() -> Determined:
 
     for name, value in cluster.exports.items():
         pulumi.export(name, value)
-    pulumi.export("masterUrl", det.master.url)
+    if isinstance(cfg.tls, ExposedTls):
+        pulumi.export("masterUrl", f"https://{cfg.tls.host}")
+        # Where to point the host's DNS record: the Gateway's load balancer, once it has one.
+        address = "{.status.addresses[0].value}"
+        pulumi.export(
+            "dnsTarget", f"kubectl -n {cfg.namespace} get gateway {exposure.GATEWAY} -o jsonpath='{address}'"
+        )
+    else:
+        pulumi.export("masterUrl", det.master.url)
     pulumi.export("namespace", cfg.namespace)
     pulumi.export(
         "portForward",

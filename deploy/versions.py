@@ -65,6 +65,13 @@ CLUSTER_AUTOSCALER_VERSION = "9.59.0"
 # versions.json: 3.13.14 since June 2026; `-slim` is Debian trixie slim). Pinned to the patch.
 PYTHON_IMAGE = "python:3.13.14-slim"
 
+# Envoy Gateway chart (oci://docker.io/envoyproxy/gateway-helm): the Gateway API
+# implementation installed when the cluster names none; it brings the Gateway API CRDs.
+ENVOY_GATEWAY_VERSION = "v1.9.0"
+
+# cert-manager chart (oci://quay.io/jetstack/charts/cert-manager): ACME certificates.
+CERT_MANAGER_VERSION = "v1.21.1"
+
 # Kueue chart (oci://registry.k8s.io/kueue/charts/kueue): gang admission of task Jobs.
 KUEUE_VERSION = "0.19.2"
 

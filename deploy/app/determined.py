@@ -10,9 +10,10 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from deploy import defaults, kube
-from deploy.addons import kueue
-from deploy.app import database, master, resource_pools, workspaces
+from deploy.addons import cert_manager, envoy_gateway, kueue
+from deploy.app import database, exposure, master, resource_pools, workspaces
 from deploy.config import InClusterDatabase, StackConfig
+from deploy.config.tls import CertManagerCertificate, ExposedTls
 from deploy.platform import ClusterHandle
 
 
@@ -99,7 +100,39 @@ class Determined(pulumi.ComponentResource):
         )
         if workspaces.needed(cfg):
             self._bind_workspaces(cfg, child)
+        if isinstance(cfg.tls, ExposedTls):
+            self._expose(cfg, cfg.tls, child)
         self.register_outputs({"url": self.master.url})
+
+    def _expose(self, cfg: StackConfig, tls: ExposedTls, child: pulumi.ResourceOptions) -> None:
+        """The master reached through a Gateway: Envoy Gateway (unless the cluster names its
+        own class) with the load balancer shaped by exposure and source ranges; cert-manager
+        and an ACME issuer when the certificate comes from it; the Gateway and its routes."""
+
+        def after(*resources: pulumi.Resource) -> pulumi.ResourceOptions:
+            return pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=list(resources)))
+
+        ready: list[pulumi.Resource] = [self.namespace, self.master.service]
+        class_name = tls.gateway_class_name
+        if class_name is None:
+            gateway_release = k8s.helm.v3.Release("envoy-gateway", opts=child, **envoy_gateway.release_args())
+            proxy = kube.register(
+                envoy_gateway.envoy_proxy(cfg.namespace, cfg.cloud, tls.exposure, list(tls.source_ranges)),
+                after(gateway_release, self.namespace),
+            )
+            gateway_class = envoy_gateway.gateway_class(cfg.namespace)
+            ready.append(kube.register(gateway_class, after(gateway_release, proxy)))
+            ready.append(gateway_release)
+            class_name = envoy_gateway.GATEWAY_CLASS
+        issuer = None
+        if isinstance(tls.certificate, CertManagerCertificate):
+            # After the Gateway API CRDs: cert-manager looks for them when it starts.
+            certs = k8s.helm.v3.Release("cert-manager", opts=after(*ready), **cert_manager.release_args())
+            issuer_obj = cert_manager.cluster_issuer(tls.certificate.email, exposure.GATEWAY, cfg.namespace)
+            ready += [certs, kube.register(issuer_obj, after(certs))]
+            issuer = cert_manager.ISSUER
+        for obj in exposure.objects(cfg, class_name, issuer):
+            kube.register(obj, after(*ready))
 
     def _bind_workspaces(self, cfg: StackConfig, child: pulumi.ResourceOptions) -> None:
         """0.35+: the Job that binds each pool's workspace to its namespace, through the

@@ -19,6 +19,7 @@ from deploy import defaults, kube, passwords, versions
 from deploy.app import master_yaml
 from deploy.app.database import DatabaseEndpoint
 from deploy.config import StackConfig
+from deploy.config.tls import MasterTls
 
 COMPONENT = "master"
 
@@ -178,8 +179,16 @@ def config_files(
     return files
 
 
-def _http_probe(**timing: int) -> dict[str, Any]:
-    return {"httpGet": {"path": defaults.MASTER_HEALTH_PATH, "port": "http"}, **timing}
+def port_name(cfg: StackConfig) -> str:
+    """The master's port: HTTPS when TLS ends in the master (tls.mode master), else HTTP."""
+    return "https" if isinstance(cfg.tls, MasterTls) else "http"
+
+
+def _http_probe(cfg: StackConfig, **timing: int) -> dict[str, Any]:
+    probe = {"path": defaults.MASTER_HEALTH_PATH, "port": port_name(cfg)}
+    if isinstance(cfg.tls, MasterTls):
+        probe["scheme"] = "HTTPS"  # the kubelet does not verify the certificate
+    return {"httpGet": probe, **timing}
 
 
 def deployment(cfg: StackConfig, config_checksum: Any) -> dict[str, Any]:
@@ -191,15 +200,15 @@ def deployment(cfg: StackConfig, config_checksum: Any) -> dict[str, Any]:
         "name": "determined-master",
         "image": image(cfg),
         "imagePullPolicy": "IfNotPresent",
-        "ports": [{"name": "http", "containerPort": defaults.MASTER_CONTAINER_PORT}],
+        "ports": [{"name": port_name(cfg), "containerPort": defaults.MASTER_CONTAINER_PORT}],
         "resources": resources,
         "volumeMounts": [{"name": "config", "mountPath": defaults.MASTER_CONFIG_DIR, "readOnly": True}],
         # Database migrations run before /info answers: the startup probe allows for them.
         "startupProbe": _http_probe(
-            periodSeconds=10, failureThreshold=defaults.MASTER_STARTUP_SECONDS // 10, timeoutSeconds=5
+            cfg, periodSeconds=10, failureThreshold=defaults.MASTER_STARTUP_SECONDS // 10, timeoutSeconds=5
         ),
-        "readinessProbe": _http_probe(periodSeconds=10, failureThreshold=3, timeoutSeconds=5),
-        "livenessProbe": _http_probe(periodSeconds=20, failureThreshold=3, timeoutSeconds=5),
+        "readinessProbe": _http_probe(cfg, periodSeconds=10, failureThreshold=3, timeoutSeconds=5),
+        "livenessProbe": _http_probe(cfg, periodSeconds=20, failureThreshold=3, timeoutSeconds=5),
         "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
     }
     pod_spec = {
@@ -209,6 +218,15 @@ def deployment(cfg: StackConfig, config_checksum: Any) -> dict[str, Any]:
         "volumes": [{"name": "config", "secret": {"secretName": defaults.MASTER_CONFIG_SECRET}}],
         "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
     }
+    if isinstance(cfg.tls, MasterTls):
+        # The certificate and key master.yaml's security.tls names (tls.crt, tls.key).
+        items = [{"key": key, "path": key} for key in ("tls.crt", "tls.key")]
+        pod_spec["volumes"].append(
+            {"name": "tls", "secret": {"secretName": cfg.tls.secret_name, "items": items}}
+        )
+        container["volumeMounts"].append(
+            {"name": "tls", "mountPath": defaults.MASTER_TLS_DIR, "readOnly": True}
+        )
     spec = {
         "replicas": 1,
         # Never two masters on one database: the old pod stops before the new one starts.
@@ -227,14 +245,15 @@ def deployment(cfg: StackConfig, config_checksum: Any) -> dict[str, Any]:
 
 
 def service(cfg: StackConfig) -> dict[str, Any]:
+    # Its first (only) port is what tasks reach the master by (the master reads Ports[0]).
     return kube.cluster_ip_service(
-        defaults.MASTER_SERVICE_NAME, COMPONENT, cfg.namespace, "http", defaults.MASTER_SERVICE_PORT
+        defaults.MASTER_SERVICE_NAME, COMPONENT, cfg.namespace, port_name(cfg), defaults.MASTER_SERVICE_PORT
     )
 
 
 def internal_url(cfg: StackConfig) -> str:
     host = f"{defaults.MASTER_SERVICE_NAME}.{cfg.namespace}.svc.cluster.local"
-    return f"http://{host}:{defaults.MASTER_SERVICE_PORT}"
+    return f"{port_name(cfg)}://{host}:{defaults.MASTER_SERVICE_PORT}"
 
 
 class DeterminedMaster(pulumi.ComponentResource):

@@ -19,6 +19,7 @@ from deploy import defaults, versions
 from deploy.app import checkpoint_storage, resource_pools
 from deploy.app.database import DatabaseEndpoint
 from deploy.config import StackConfig
+from deploy.config.tls import MasterTls
 
 # File names inside the master's config Secret (mounted at /etc/determined).
 MASTER_YAML = "master.yaml"
@@ -70,6 +71,12 @@ def master_config(
         db_section["ssl_root_cert"] = f"{defaults.MASTER_CONFIG_DIR}/{DB_ROOT_CERT}"
 
     security: dict[str, Any] = {}
+    if isinstance(cfg.tls, MasterTls):
+        # TLS ends in the master: one HTTPS listener on `port` (no plain HTTP anywhere).
+        security["tls"] = {
+            "cert": f"{defaults.MASTER_TLS_DIR}/tls.crt",
+            "key": f"{defaults.MASTER_TLS_DIR}/tls.key",
+        }
     if version >= versions.INITIAL_PASSWORD_SINCE:
         security["initial_user_password"] = secrets.initial_user_password
 

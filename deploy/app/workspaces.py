@@ -23,6 +23,7 @@ from typing import Any
 from deploy import defaults, kube, versions
 from deploy.app import master
 from deploy.config import StackConfig
+from deploy.config.tls import MasterTls
 
 COMPONENT = "bind-workspaces"
 
@@ -115,6 +116,12 @@ def job(
         {"name": "DET_MAPPING", "value": canonical_json(mapping(cfg))},
         {"name": "DET_TIMEOUT_SECONDS", "value": str(WAIT_SECONDS)},
     ]
+    if isinstance(cfg.tls, MasterTls):
+        # The master ends TLS itself: trust its certificate and check it against its host.
+        env += [
+            {"name": "DET_MASTER_CERT_FILE", "value": f"{defaults.MASTER_TLS_DIR}/tls.crt"},
+            {"name": "DET_MASTER_CERT_NAME", "value": cfg.tls.host},
+        ]
     container = {
         "name": COMPONENT,
         "image": PYTHON_IMAGE,
@@ -154,6 +161,19 @@ def job(
             }
         ],
     }
+    if isinstance(cfg.tls, MasterTls):
+        pod_spec["volumes"].append(
+            {
+                "name": "tls",
+                "secret": {
+                    "secretName": cfg.tls.secret_name,
+                    "items": [{"key": "tls.crt", "path": "tls.crt"}],
+                },
+            }
+        )
+        container["volumeMounts"].append(
+            {"name": "tls", "mountPath": defaults.MASTER_TLS_DIR, "readOnly": True}
+        )
     annotations = {HASH_ANNOTATION: mapping_hash}
     meta = kube.metadata(job_name(mapping_hash), COMPONENT, cfg.namespace)
     meta["annotations"] = dict(annotations)

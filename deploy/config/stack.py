@@ -41,7 +41,7 @@ from deploy.config.resource_pools import (
     pod_form_problem,
 )
 from deploy.config.syntax import DnsLabel, Flag, NonEmpty, dns_label_problem, quantity_value
-from deploy.config.tls import NoTls, TlsConfig
+from deploy.config.tls import ExposedTls, TlsConfig
 from deploy.kube import strategic_merge, validation
 
 
@@ -542,8 +542,6 @@ def _not_supported_yet(cfg: StackConfig, add: Add) -> None:
             "managed databases are created only for cloud gke (Cloud SQL) or eks (RDS); "
             "use inCluster or external",
         )
-    if not isinstance(cfg.tls, NoTls):
-        add("tls.mode", f"{cfg.tls.mode} is not supported yet; use none")
     if cfg.gpu_operator.enabled and isinstance(cfg, ExistingStack):
         add(
             "gpuOperator.enabled",
@@ -569,6 +567,25 @@ def _queue_problems(cfg: StackConfig, add: Add) -> None:
                 "known offline (an existing cluster, or a machine type that does not say), and Kueue admits "
                 "tasks against this quota",
             )
+
+
+def _gateway_problems(cfg: StackConfig, add: Add) -> None:
+    """Source ranges and internal exposure shape the load balancer of the Envoy Gateway the
+    stack installs; a cluster's own Gateway class keeps its own."""
+    tls = cfg.tls
+    if not isinstance(tls, ExposedTls) or tls.gateway_class_name is None:
+        return
+    if tls.source_ranges:
+        add(
+            "tls.sourceRanges",
+            "applies to the Envoy Gateway this stack installs; with gatewayClassName, fence the load "
+            "balancer of that class where it is configured",
+        )
+    if tls.exposure == "internal":
+        add(
+            "tls.exposure",
+            "internal applies to the Envoy Gateway this stack installs, not to gatewayClassName",
+        )
 
 
 def _cloud_rules(cfg: StackConfig, add: Add) -> None:
@@ -598,4 +615,5 @@ _RULES: list[tuple[Callable[[StackConfig, Add], None], set[str]]] = [
     (_not_supported_yet, {"cloud", "database", "tls", "gpuOperator"}),
     (_cloud_rules, {"cloud", "environment", "cluster", "nodePools", "gpuOperator"}),
     (_queue_problems, {"scheduler", "kueue", "nodePools", "resourcePools", "slots"}),
+    (_gateway_problems, {"tls"}),
 ]

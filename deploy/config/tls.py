@@ -9,6 +9,9 @@ from pydantic import BeforeValidator, Field
 from deploy.config.base import ConfigModel, default_tag
 from deploy.config.syntax import Cidr, DnsSubdomain, Email, HostName
 
+# The Secret cert-manager issues the certificate into.
+ISSUED_SECRET = "determined-tls"
+
 
 class CertManagerCertificate(ConfigModel):
     """An ACME certificate issued by cert-manager."""
@@ -42,6 +45,17 @@ class ExposedTls(ConfigModel):
     certificate: Certificate
     source_ranges: list[Cidr] = Field(default_factory=list)  # who may reach the master
     exposure: Literal["public", "internal"] = "public"
+    # A GatewayClass the cluster already runs (its controller serves the Gateway); absent:
+    # Envoy Gateway is installed and its class used.
+    gateway_class_name: DnsSubdomain | None = None
+
+    @property
+    def secret_name(self) -> str:
+        """The kubernetes.io/tls Secret with the certificate: the user's, or the one
+        cert-manager issues into."""
+        if isinstance(self.certificate, SecretCertificate):
+            return self.certificate.secret_name
+        return ISSUED_SECRET
 
 
 class IngressTls(ExposedTls):

@@ -44,6 +44,13 @@ _CUSTOM_KINDS = {
     ("kueue.x-k8s.io/v1beta2", "ResourceFlavor"),
     ("kueue.x-k8s.io/v1beta2", "ClusterQueue"),
     ("kueue.x-k8s.io/v1beta2", "LocalQueue"),
+    ("gateway.networking.k8s.io/v1", "GatewayClass"),
+    ("gateway.networking.k8s.io/v1", "Gateway"),
+    ("gateway.networking.k8s.io/v1", "HTTPRoute"),
+    ("gateway.networking.k8s.io/v1", "TLSRoute"),
+    ("gateway.envoyproxy.io/v1alpha1", "EnvoyProxy"),
+    ("cert-manager.io/v1", "ClusterIssuer"),
+    ("cert-manager.io/v1", "Certificate"),
 }
 
 

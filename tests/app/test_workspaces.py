@@ -3,6 +3,7 @@ and the Job's script run against a fake master that answers like the real one.""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
@@ -197,7 +198,18 @@ def load_script():
 
 def test_script_uses_only_the_standard_library():
     imported = set(re.findall(r"^(?:import|from) (\w+)", workspaces.script_text(), re.M))
-    assert imported <= {"__future__", "hashlib", "json", "os", "socket", "sys", "time", "urllib"}
+    assert imported <= {
+        "__future__",
+        "hashlib",
+        "http",
+        "json",
+        "os",
+        "socket",
+        "ssl",
+        "sys",
+        "time",
+        "urllib",
+    }
 
 
 class FakeMaster:
@@ -580,3 +592,99 @@ def test_script_runs_as_the_job_runs_it(fake_master):
     assert PASSWORD not in done.stdout and TOKEN not in done.stdout
     assert done.stdout.splitlines()[-1] == "done"
     assert {w["name"] for w in fake_master.workspaces.values()} == {"Uncategorized", "a100", "aux", "team"}
+
+
+@pytest.fixture
+def tls_master(fake_master, tmp_path):
+    """The fake master behind TLS, with a certificate for det.example.com (not the address dialled)."""
+    import shutil
+    import ssl
+    import subprocess as sp
+
+    if not shutil.which("openssl"):
+        pytest.skip("openssl is needed to make the test certificate")
+    cert, key = tmp_path / "tls.crt", tmp_path / "tls.key"
+    sp.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=det.example.com",
+         "-addext", "subjectAltName=DNS:det.example.com", "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    port = int(fake_master.url.rsplit(":", 1)[1])
+    # A TLS front on another port, relaying to the plain fake (the master's listener is all-TLS).
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    import socket
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def relay(conn):
+        # Both ways until the plain side closes (urllib asks for Connection: close).
+        with (
+            context.wrap_socket(conn, server_side=True) as tls,
+            socket.create_connection(("127.0.0.1", port)) as up,
+        ):
+
+            def upstream():
+                with contextlib.suppress(OSError):
+                    while chunk := tls.recv(65536):
+                        up.sendall(chunk)
+
+            threading.Thread(target=upstream, daemon=True).start()
+            while chunk := up.recv(65536):
+                tls.sendall(chunk)
+
+    def serve():
+        listener.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            threading.Thread(target=lambda c=conn: _quietly(relay, c), daemon=True).start()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield fake_master, f"https://127.0.0.1:{listener.getsockname()[1]}", str(cert)
+    stop.set()
+    thread.join()
+    listener.close()
+
+
+def _quietly(fn, *args):
+    with contextlib.suppress(OSError):
+        fn(*args)
+
+
+def test_script_trusts_the_masters_certificate_by_its_host_name(tls_master):
+    fake, url, cert = tls_master
+    env = {
+        **env_for(fake),
+        "DET_MASTER": url,
+        "DET_MASTER_CERT_FILE": cert,
+        "DET_MASTER_CERT_NAME": "det.example.com",
+    }
+    done = subprocess.run(
+        [sys.executable, "-I", "-B", str(workspaces.SCRIPT_FILE)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stderr) == (0, ""), done.stdout
+    assert done.stdout.splitlines()[-1] == "done"
+
+
+def test_script_refuses_a_certificate_for_another_name(tls_master):
+    fake, url, cert = tls_master
+    env = {**env_for(fake), "DET_MASTER": url, "DET_MASTER_CERT_FILE": cert, "DET_MASTER_CERT_NAME": "other.example.com",
+           "DET_TIMEOUT_SECONDS": "2", "DET_RETRIES": "1"}  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-I", "-B", str(workspaces.SCRIPT_FILE)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0
+    assert PASSWORD not in done.stdout + done.stderr

@@ -285,9 +285,22 @@ def master_service(stack):
     return stack.one("Service", rm["master_service_name"], rm.get("default_namespace", rm.get("namespace")))
 
 
-def test_master_url_is_the_master_service(stack):
+def test_master_url_is_the_master_service_or_its_https_host(stack):
     svc = master_service(stack)
     meta = svc["metadata"]
+    tls = stack.raw.get("tls") or {}
+    if tls.get("mode", "none") != "none":
+        # Exposed: the URL is the host, and a route of the Gateway leads to this Service.
+        assert stack.result.outputs["masterUrl"] == f"https://{tls['host']}"
+        routes = [m for m in stack.result.manifests if m["kind"] in ("HTTPRoute", "TLSRoute")]
+        backends = [
+            (b["name"], b["port"])
+            for r in routes
+            for rule in r["spec"]["rules"]
+            for b in rule.get("backendRefs", [])
+        ]
+        assert backends == [(meta["name"], svc["spec"]["ports"][0]["port"])]
+        return
     expected = (
         f"http://{meta['name']}.{meta['namespace']}.svc.cluster.local:{svc['spec']['ports'][0]['port']}"
     )

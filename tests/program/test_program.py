@@ -264,7 +264,10 @@ def test_every_stack_exports_what_a_user_needs_next(stack_plans):
     for result in (update, preview):
         out = result.outputs
         assert out["namespace"] == ns
-        assert out["masterUrl"] == f"http://determined-master-service.{ns}.svc.cluster.local:8080"
+        exposed = cfg.tls.mode != "none"
+        internal = f"http://determined-master-service.{ns}.svc.cluster.local:8080"
+        assert out["masterUrl"] == (f"https://{cfg.tls.host}" if exposed else internal)
+        assert ("dnsTarget" in out) == exposed
         assert out["portForward"] == f"kubectl -n {ns} port-forward svc/determined-master-service 8080:8080"
         assert out["resourcePools"] == {rp.name: rp.namespace_name for rp in cfg.resource_pools}
         # Generated only when none is configured, and exported to masters that can set it.

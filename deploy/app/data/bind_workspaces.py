@@ -9,6 +9,8 @@ second run changes nothing. It never deletes, archives or unbinds anything.
 
 Environment:
   DET_MASTER           master URL, e.g. http://determined-master-service.determined.svc.cluster.local:8080
+  DET_MASTER_CERT_FILE optional (https): the master's certificate chain, trusted beside the public CAs
+  DET_MASTER_CERT_NAME optional (https): the host name the certificate is checked against
   DET_USER             an admin user (default "admin")
   DET_PASSWORD         its password (never printed)
   DET_MAPPING          JSON list of {"workspace", "namespace", "pool", "role": "compute"|"aux"}
@@ -88,8 +90,10 @@ gained "autoCreatedNamespace" in 0.38; not read here. So one code path serves 0.
 from __future__ import annotations
 
 import hashlib
+import http.client
 import json
 import os
+import ssl
 import sys
 import time
 import urllib.error
@@ -146,14 +150,39 @@ def _error_message(raw: bytes) -> str:
     return str(body)[:300]
 
 
+def https_opener(cert_file: str | None, cert_name: str | None) -> urllib.request.OpenerDirector:
+    """An opener for a master that ends TLS itself: its certificate (the chain in
+    `cert_file`) is trusted beside the public CAs, and checked against `cert_name` (the
+    certificate's host) rather than the Service name dialled, as Determined's tasks do."""
+    context = ssl.create_default_context()
+    if cert_file:
+        context.load_verify_locations(cafile=cert_file)
+        context.verify_flags |= ssl.VERIFY_X509_PARTIAL_CHAIN
+
+    class NamedConnection(http.client.HTTPSConnection):
+        def connect(self) -> None:
+            http.client.HTTPConnection.connect(self)
+            self.sock = context.wrap_socket(self.sock, server_hostname=cert_name or self.host)
+
+    class Handler(urllib.request.HTTPSHandler):
+        def https_open(self, req):
+            return self.do_open(NamedConnection, req)
+
+    return urllib.request.build_opener(Handler(context=context))
+
+
 class Client:
     """The master's REST API: JSON in and out, bounded retries on 5xx and lost connections.
     The token is kept here and never printed; request bodies are never printed either."""
 
-    def __init__(self, base_url: str, retries: int = 8):
+    def __init__(
+        self, base_url: str, retries: int = 8, cert_file: str | None = None, cert_name: str | None = None
+    ):
         self.base_url = base_url.rstrip("/")
         self.retries = max(1, retries)
         self._token: str | None = None
+        https = self.base_url.startswith("https:")
+        self._open = https_opener(cert_file, cert_name).open if https else urllib.request.urlopen
 
     def _once(self, method: str, path: str, body, query) -> dict:
         url = self.base_url + path
@@ -166,7 +195,7 @@ class Client:
             request.add_header("Content-Type", "application/json")
         if self._token:
             request.add_header("Authorization", "Bearer " + self._token)
-        with urllib.request.urlopen(request, timeout=REQUEST_TIMEOUT_SECONDS) as response:
+        with self._open(request, timeout=REQUEST_TIMEOUT_SECONDS) as response:
             raw = response.read()
         return json.loads(raw) if raw.strip() else {}
 
@@ -256,6 +285,8 @@ def settings(env: dict) -> dict:
         "timeout": _int_env(env, "DET_TIMEOUT_SECONDS", 600),
         "retries": _int_env(env, "DET_RETRIES", 8),
         "cluster": env.get("DET_CLUSTER_NAME", ""),
+        "cert_file": env.get("DET_MASTER_CERT_FILE") or None,
+        "cert_name": env.get("DET_MASTER_CERT_NAME") or None,
     }
 
 
@@ -432,7 +463,7 @@ def main(env: dict | None = None) -> int:
     try:
         conf = settings(env)
         deadline = clock() + conf["timeout"]
-        client = Client(conf["master"], conf["retries"])
+        client = Client(conf["master"], conf["retries"], conf["cert_file"], conf["cert_name"])
         mapping = conf["mapping"]
         log(f"mapping {mapping_hash(mapping)}: {len(mapping)} pool(s) for master {client.base_url}")
         info = wait_for_master(client, deadline)

@@ -1,0 +1,96 @@
+"""cert-manager, from its official chart: Let's Encrypt certificates for the Gateway.
+
+The chart (oci://quay.io/jetstack/charts/cert-manager) installs its CRDs when `crds.enabled`
+(`installCRDs` is deprecated). Gateway API support is switched on in the controller's
+ControllerConfiguration, which the chart renders from `config` (v1.21: `gatewayAPI.enabled`;
+the older top-level `enableGatewayAPI` is deprecated but still read). The
+ExperimentalGatewayAPISupport feature gate it also needs is on by default (beta).
+
+With it on, the controller refuses to start (crash loop) until the Gateway API CRDs exist: the
+Release must wait for whatever installs them (Envoy Gateway's chart, or the cluster's own).
+
+The ClusterIssuer solves ACME HTTP-01 challenges with the `gatewayHTTPRoute` solver (still
+marked experimental upstream): for each challenge cert-manager creates an HTTPRoute, in the
+namespace of the Certificate, attached to the Gateway's plain-HTTP listener. A Gateway
+annotated `cert-manager.io/cluster-issuer: ISSUER` gets its HTTPS listeners' certificates.
+
+Pure functions only: the objects are registered elsewhere.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from deploy import kube, versions
+
+CHART = "oci://quay.io/jetstack/charts/cert-manager"
+VERSION = versions.CERT_MANAGER_VERSION
+NAMESPACE = "cert-manager"
+COMPONENT = "cert-manager"
+API = "cert-manager.io/v1"
+CONFIG_API = "controller.config.cert-manager.io/v1alpha1"
+ISSUER = "determined-letsencrypt"
+ACME_SERVER = "https://acme-v02.api.letsencrypt.org/directory"
+# The Secret (in NAMESPACE, cert-manager's cluster resource namespace) holding the ACME
+# account key, which cert-manager creates on first registration.
+ACCOUNT_KEY_SECRET = "determined-letsencrypt-account"
+
+
+def controller_config() -> dict[str, Any]:
+    """The controller's ControllerConfiguration (pkg/apis/config/controller/v1alpha1 at
+    v1.21.1): the chart's defaults plus the Gateway API integration (the gateway-shim
+    controller and the HTTP-01 gatewayHTTPRoute solver)."""
+    return {"apiVersion": CONFIG_API, "kind": "ControllerConfiguration", "gatewayAPI": {"enabled": True}}
+
+
+def values() -> dict[str, Any]:
+    """The chart values: CRDs installed with the chart, Gateway API support on."""
+    return {"crds": {"enabled": True}, "config": controller_config()}
+
+
+def release_args(version: str = VERSION) -> dict[str, Any]:
+    """Arguments of the `kubernetes:helm.sh/v3:Release` (an OCI chart: no repository)."""
+    return {
+        "name": "cert-manager",
+        "chart": CHART,
+        "version": version,
+        "namespace": NAMESPACE,
+        "create_namespace": True,
+        "values": values(),
+        # Roll back a failed upgrade instead of leaving the webhook half there.
+        "atomic": True,
+        "cleanup_on_fail": True,
+    }
+
+
+def cluster_issuer(
+    email: str, gateway_name: str, gateway_namespace: str, listener: str = "http"
+) -> dict[str, Any]:
+    """The Let's Encrypt ClusterIssuer: ACME account `email`, HTTP-01 challenges answered
+    through the listener `listener` (plain HTTP on port 80) of the Gateway
+    `gateway_namespace/gateway_name`."""
+    if not isinstance(email, str) or "@" not in email:
+        raise ValueError(f"an ACME account needs an email address, not {email!r}")
+    solver = {
+        "http01": {
+            "gatewayHTTPRoute": {
+                "parentRefs": [
+                    {
+                        "kind": "Gateway",
+                        "name": gateway_name,
+                        "namespace": gateway_namespace,
+                        "sectionName": listener,
+                    }
+                ]
+            }
+        }
+    }
+    spec = {
+        "acme": {
+            "server": ACME_SERVER,
+            "email": email,
+            "privateKeySecretRef": {"name": ACCOUNT_KEY_SECRET},
+            "solvers": [solver],
+        }
+    }
+    return kube.manifest(API, "ClusterIssuer", kube.metadata(ISSUER, COMPONENT), spec=spec)

@@ -1,0 +1,137 @@
+"""Reaching the master, whole stacks under mocks: the Gateway and its routes per mode, the
+load balancer per cloud and exposure, certificates, and the master serving TLS itself."""
+
+from __future__ import annotations
+
+import yaml
+from planning import by_kind, of_type, one, planned
+
+from deploy.config import load_config
+
+
+def releases(result):
+    return {r["name"]: r["inputs"] for r in of_type(result, "helm.sh/v3:Release")}
+
+
+def listeners(result):
+    return {item["name"]: item for item in one(result, "Gateway", "determined")["spec"]["listeners"]}
+
+
+def test_ingress_terminates_tls_at_the_gateway_and_routes_https_to_the_master():
+    result = planned("tls-ingress-eks")
+    gateway = one(result, "Gateway", "determined")
+    assert gateway["spec"]["gatewayClassName"] == "determined"
+    https = listeners(result)["https"]
+    assert (https["port"], https["protocol"], https["hostname"]) == (443, "HTTPS", "det.example.org")
+    assert https["tls"] == {
+        "mode": "Terminate",
+        "certificateRefs": [{"kind": "Secret", "name": "det-example-org-tls"}],
+    }
+    route = one(result, "HTTPRoute", "determined-master")
+    assert route["spec"]["parentRefs"][0]["sectionName"] == "https"
+    assert route["spec"]["rules"][0]["backendRefs"] == [{"name": "determined-master-service", "port": 8080}]
+    assert "cert-manager.io/cluster-issuer" not in gateway["metadata"].get("annotations", {})
+    assert "cert-manager" not in releases(result)
+
+
+def test_no_tls_mode_routes_plain_http_to_the_master():
+    for stack in ("tls-ingress-eks", "tls-ingress-gke", "tls-existing-class", "tls-master"):
+        result = planned(stack)
+        for route in by_kind(result, "HTTPRoute"):
+            for rule in route["spec"]["rules"]:
+                if route["spec"]["parentRefs"][0]["sectionName"] == "http":
+                    assert "backendRefs" not in rule, stack
+                    assert rule["filters"] == [
+                        {"type": "RequestRedirect", "requestRedirect": {"scheme": "https", "statusCode": 301}}
+                    ]
+
+
+def test_cert_manager_issues_through_the_gateway_for_the_configured_email():
+    result = planned("tls-ingress-gke")
+    issuer = one(result, "ClusterIssuer", "determined-letsencrypt")
+    acme = issuer["spec"]["acme"]
+    assert acme["email"] == "ops@example.com"
+    (solver,) = acme["solvers"]
+    (parent,) = solver["http01"]["gatewayHTTPRoute"]["parentRefs"]
+    assert (parent["name"], parent["namespace"], parent["sectionName"]) == (
+        "determined",
+        "determined",
+        "http",
+    )
+    gateway = one(result, "Gateway", "determined")
+    assert gateway["metadata"]["annotations"]["cert-manager.io/cluster-issuer"] == "determined-letsencrypt"
+    values = releases(result)["cert-manager"]["values"]
+    assert values["crds"] == {"enabled": True}
+    assert values["config"]["gatewayAPI"] == {"enabled": True}
+    # cert-manager starts after the Gateway API CRDs (Envoy Gateway's release) exist.
+    (cert_release,) = [r for r in of_type(result, "helm.sh/v3:Release") if r["name"] == "cert-manager"]
+    (gateway_release,) = [r for r in of_type(result, "helm.sh/v3:Release") if r["name"] == "envoy-gateway"]
+    assert gateway_release["urn"] in cert_release["dependsOn"]
+
+
+def test_the_load_balancer_is_fenced_and_internal_where_asked_per_cloud():
+    gke = one(planned("tls-ingress-gke"), "EnvoyProxy", "determined")["spec"]["provider"]["kubernetes"][
+        "envoyService"
+    ]
+    assert gke["loadBalancerSourceRanges"] == ["10.0.0.0/8"]
+    assert gke["annotations"] == {"networking.gke.io/load-balancer-type": "Internal"}
+    eks = one(planned("tls-ingress-eks"), "EnvoyProxy", "determined")["spec"]["provider"]["kubernetes"][
+        "envoyService"
+    ]
+    assert eks["loadBalancerSourceRanges"] == ["203.0.113.0/24", "198.51.100.0/24"]
+    assert eks["annotations"] == {"service.beta.kubernetes.io/aws-load-balancer-type": "nlb"}
+    assert eks["type"] == "LoadBalancer"
+
+
+def test_a_clusters_own_gateway_class_is_used_and_nothing_is_installed_for_the_edge():
+    result = planned("tls-existing-class")
+    assert one(result, "Gateway", "determined")["spec"]["gatewayClassName"] == "corp-gateway"
+    assert "envoy-gateway" not in releases(result)
+    assert not by_kind(result, "GatewayClass") and not by_kind(result, "EnvoyProxy")
+
+
+def test_with_tls_off_the_master_stays_inside_the_cluster():
+    result = planned("local")
+    assert not by_kind(result, "Gateway") and not releases(result)
+    assert one(result, "Service", "determined-master-service")["spec"]["type"] == "ClusterIP"
+
+
+def test_tls_in_the_master_serves_https_from_the_mounted_certificate():
+    result = planned("tls-master")
+    config = yaml.safe_load(result.master_yaml)
+    assert config["security"]["tls"] == {
+        "cert": "/etc/determined-tls/tls.crt",
+        "key": "/etc/determined-tls/tls.key",
+    }
+    pod = one(result, "Deployment", "determined-master")["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert container["ports"] == [{"name": "https", "containerPort": 8081}]
+    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+        assert container[probe]["httpGet"]["scheme"] == "HTTPS"
+    volume = next(v for v in pod["volumes"] if v["name"] == "tls")
+    assert volume["secret"]["secretName"] == "determined-tls"
+    tls = listeners(result)["tls"]
+    assert (tls["protocol"], tls["tls"]) == ("TLS", {"mode": "Passthrough"})
+    route = one(result, "TLSRoute", "determined-master")
+    assert route["spec"]["rules"][0]["backendRefs"] == [{"name": "determined-master-service", "port": 8080}]
+    certificate = one(result, "Certificate", "determined-master")
+    assert certificate["spec"]["dnsNames"] == ["det.example.net"]  # the name tasks verify against
+    assert certificate["spec"]["secretName"] == "determined-tls"
+    service = one(result, "Service", "determined-master-service")
+    assert service["spec"]["ports"][0]["targetPort"] == "https"
+    # The workspace Job reaches the master by its Service and checks the certificate by host.
+    (job,) = by_kind(result, "Job")
+    env = {e["name"]: e.get("value") for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["DET_MASTER"].startswith("https://determined-master-service.")
+    assert env["DET_MASTER_CERT_NAME"] == "det.example.net"
+
+
+def test_gateway_settings_for_a_clusters_own_class_are_refused_where_they_cannot_apply():
+    raw = yaml.safe_load(open("tests/fixtures/stacks/Pulumi.tls-existing-class.yaml"))["config"]  # noqa: SIM115
+    raw = {key.split(":", 1)[1]: value for key, value in raw.items()}
+    raw["tls"] = {**raw["tls"], "sourceRanges": ["10.0.0.0/8"], "exposure": "internal"}
+    try:
+        load_config(raw)
+    except Exception as exc:  # ConfigError
+        lines = [str(p) for p in exc.problems]
+    assert [line.split(":")[1] for line in lines] == ["tls.sourceRanges", "tls.exposure"]
