@@ -37,6 +37,13 @@ JOB_TASKS_SINCE = (0, 34, 0)
 # without that cluster-wide list (0.36.0/0.37.0 lack the change; granting it there is harmless).
 CLUSTER_JOB_LIST_SINCE = (0, 35, 1)
 
+# Where tasks reach the master (resource_manager keys): 0.29.1+ `determined_master_ip` and
+# `determined_master_port` (both or neither), 0.35.0+ also `determined_master_scheme`,
+# 0.38.0+ `determined_master_host` in place of `_ip`.
+TASK_MASTER_ADDRESS_SINCE = (0, 29, 1)
+TASK_MASTER_SCHEME_SINCE = (0, 35, 0)
+TASK_MASTER_HOST_SINCE = (0, 38, 0)
+
 # 0.35.0 removed `resource_pools[].kubernetes_namespace` (namespaces are bound to
 # workspaces instead) and renamed `resource_manager.namespace` to `default_namespace`.
 WORKSPACE_NAMESPACES_SINCE = (0, 35, 0)

@@ -88,6 +88,8 @@ def master_config(
         "default_compute_resource_pool": cfg.compute_pool,
         "default_aux_resource_pool": cfg.aux_pool,
     }
+    if isinstance(cfg.tls, MasterTls):
+        resource_manager |= _task_master_address(cfg)
     if cfg.slot_type == "cpu":
         resource_manager["slot_type"] = "cpu"
         resource_manager["slot_resource_requests"] = {"cpu": cfg.slots.cpu_per_slot or 1}
@@ -129,6 +131,25 @@ def master_config(
     config["telemetry"] = {"enabled": cfg.master.telemetry}
     config["cluster_name"] = cfg.cluster.name
     return config
+
+
+def _task_master_address(cfg: StackConfig) -> dict[str, Any]:
+    """Where tasks reach a master that ends TLS itself, in the keys the version reads: its
+    Service over HTTPS (tasks check the certificate against its first name, the public host).
+    Older masters find the Service by master_service_name and follow TLS on their own."""
+    version = cfg.master.version_tuple
+    if version < versions.TASK_MASTER_ADDRESS_SINCE:
+        return {}
+    host_key = (
+        "determined_master_host" if version >= versions.TASK_MASTER_HOST_SINCE else "determined_master_ip"
+    )
+    address: dict[str, Any] = {
+        host_key: f"{defaults.MASTER_SERVICE_NAME}.{cfg.namespace}.svc.cluster.local",
+        "determined_master_port": defaults.MASTER_SERVICE_PORT,
+    }
+    if version >= versions.TASK_MASTER_SCHEME_SINCE:
+        address["determined_master_scheme"] = "https"
+    return address
 
 
 def render(config: dict[str, Any]) -> str:

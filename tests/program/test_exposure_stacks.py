@@ -4,7 +4,7 @@ load balancer per cloud and exposure, certificates, and the master serving TLS i
 from __future__ import annotations
 
 import yaml
-from planning import by_kind, of_type, one, planned
+from planning import by_kind, of_type, one, plan_for, planned
 
 from deploy.config import load_config
 
@@ -135,3 +135,33 @@ def test_gateway_settings_for_a_clusters_own_class_are_refused_where_they_cannot
     except Exception as exc:  # ConfigError
         lines = [str(p) for p in exc.problems]
     assert [line.split(":")[1] for line in lines] == ["tls.sourceRanges", "tls.exposure"]
+
+
+def test_tasks_reach_a_tls_master_by_its_service_in_the_keys_each_version_reads():
+    raw = yaml.safe_load(open("tests/fixtures/stacks/Pulumi.tls-master.yaml"))["config"]  # noqa: SIM115
+    raw = {key.split(":", 1)[1]: value for key, value in raw.items()}
+    service = "determined-master-service.determined.svc.cluster.local"
+    for version, expected in (
+        (
+            "0.38.1",
+            {
+                "determined_master_host": service,
+                "determined_master_port": 8080,
+                "determined_master_scheme": "https",
+            },
+        ),
+        (
+            "0.36.0",
+            {
+                "determined_master_ip": service,
+                "determined_master_port": 8080,
+                "determined_master_scheme": "https",
+            },
+        ),
+        ("0.30.0", {"determined_master_ip": service, "determined_master_port": 8080}),
+        ("0.29.0", {}),
+    ):
+        # plan_for checks master.yaml against the master's key set of that version too.
+        result = plan_for({**raw, "master": {"version": version}})
+        manager = yaml.safe_load(result.master_yaml)["resource_manager"]
+        assert {k: v for k, v in manager.items() if k.startswith("determined_master")} == expected, version
