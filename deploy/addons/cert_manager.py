@@ -64,27 +64,35 @@ def release_args(version: str = VERSION) -> dict[str, Any]:
 
 
 def cluster_issuer(
-    email: str, gateway_name: str, gateway_namespace: str, listener: str = "http"
+    email: str,
+    gateway_name: str,
+    gateway_namespace: str,
+    listener: str = "http",
+    dns01: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The Let's Encrypt ClusterIssuer: ACME account `email`, HTTP-01 challenges answered
     through the listener `listener` (plain HTTP on port 80) of the Gateway
-    `gateway_namespace/gateway_name`."""
+    `gateway_namespace/gateway_name`; or, given `dns01` (cert-manager's DNS-01 solver
+    settings), DNS-01 challenges (for hosts the internet cannot reach over HTTP)."""
     if not isinstance(email, str) or "@" not in email:
         raise ValueError(f"an ACME account needs an email address, not {email!r}")
-    solver = {
-        "http01": {
-            "gatewayHTTPRoute": {
-                "parentRefs": [
-                    {
-                        "kind": "Gateway",
-                        "name": gateway_name,
-                        "namespace": gateway_namespace,
-                        "sectionName": listener,
-                    }
-                ]
+    if dns01 is not None:
+        solver: dict[str, Any] = {"dns01": dns01}
+    else:
+        solver = {
+            "http01": {
+                "gatewayHTTPRoute": {
+                    "parentRefs": [
+                        {
+                            "kind": "Gateway",
+                            "name": gateway_name,
+                            "namespace": gateway_namespace,
+                            "sectionName": listener,
+                        }
+                    ]
+                }
             }
         }
-    }
     spec = {
         "acme": {
             "server": ACME_SERVER,

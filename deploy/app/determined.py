@@ -128,7 +128,9 @@ class Determined(pulumi.ComponentResource):
         if isinstance(tls.certificate, CertManagerCertificate):
             # After the Gateway API CRDs: cert-manager looks for them when it starts.
             certs = k8s.helm.v3.Release("cert-manager", opts=after(*ready), **cert_manager.release_args())
-            issuer_obj = cert_manager.cluster_issuer(tls.certificate.email, exposure.GATEWAY, cfg.namespace)
+            issuer_obj = cert_manager.cluster_issuer(
+                tls.certificate.email, exposure.GATEWAY, cfg.namespace, dns01=tls.certificate.dns01
+            )
             ready += [certs, kube.register(issuer_obj, after(certs))]
             issuer = cert_manager.ISSUER
         for obj in exposure.objects(cfg, class_name, issuer):

@@ -41,7 +41,7 @@ from deploy.config.resource_pools import (
     pod_form_problem,
 )
 from deploy.config.syntax import DnsLabel, Flag, NonEmpty, dns_label_problem, quantity_value
-from deploy.config.tls import ExposedTls, TlsConfig
+from deploy.config.tls import CertManagerCertificate, ExposedTls, TlsConfig
 from deploy.kube import strategic_merge, validation
 
 
@@ -573,7 +573,24 @@ def _gateway_problems(cfg: StackConfig, add: Add) -> None:
     """Source ranges and internal exposure shape the load balancer of the Envoy Gateway the
     stack installs; a cluster's own Gateway class keeps its own."""
     tls = cfg.tls
-    if not isinstance(tls, ExposedTls) or tls.gateway_class_name is None:
+    if not isinstance(tls, ExposedTls):
+        return
+    certificate = tls.certificate
+    if isinstance(certificate, CertManagerCertificate) and certificate.dns01 is None:
+        # HTTP-01: Let's Encrypt fetches the challenge from the host over the internet.
+        if tls.exposure == "internal":
+            add(
+                "tls.certificate.dns01",
+                "required with exposure internal: Let's Encrypt cannot reach an internal load balancer "
+                "for HTTP-01 (give cert-manager's DNS-01 settings, e.g. {route53: {region: ...}})",
+            )
+        elif tls.source_ranges:
+            add(
+                "tls.certificate.dns01",
+                "required with sourceRanges: Let's Encrypt checks HTTP-01 from addresses it does not "
+                "publish, which the ranges would block (give cert-manager's DNS-01 settings)",
+            )
+    if tls.gateway_class_name is None:
         return
     if tls.source_ranges:
         add(

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field
+from pydantic import AfterValidator, BeforeValidator, Field
 
 from deploy.config.base import ConfigModel, default_tag
 from deploy.config.syntax import Cidr, DnsSubdomain, Email, HostName
@@ -13,11 +13,40 @@ from deploy.config.syntax import Cidr, DnsSubdomain, Email, HostName
 ISSUED_SECRET = "determined-tls"
 
 
+# cert-manager's DNS-01 providers (ACMEChallengeSolverDNS01, cert-manager.io/v1).
+DNS01_PROVIDERS = (
+    "acmeDNS",
+    "akamai",
+    "azureDNS",
+    "cloudDNS",
+    "cloudflare",
+    "digitalocean",
+    "rfc2136",
+    "route53",
+    "webhook",
+)
+
+
+def _dns01(value: dict[str, Any]) -> dict[str, Any]:
+    providers = [key for key in value if key in DNS01_PROVIDERS]
+    unknown = sorted(set(value) - set(DNS01_PROVIDERS) - {"cnameStrategy"})
+    if unknown:
+        raise ValueError(f"unknown key(s) {', '.join(unknown)} (providers: {', '.join(DNS01_PROVIDERS)})")
+    if len(providers) != 1:
+        raise ValueError(f"exactly one DNS provider, one of: {', '.join(DNS01_PROVIDERS)}")
+    if not isinstance(value[providers[0]], dict):
+        raise ValueError(f"{providers[0]} must be a mapping (cert-manager's settings for it)")
+    return value
+
+
 class CertManagerCertificate(ConfigModel):
     """An ACME certificate issued by cert-manager."""
 
     source: Literal["certManager"]
     email: Email  # ACME registration
+    # cert-manager's DNS-01 solver settings (e.g. {route53: {region: ...}}); absent: HTTP-01
+    # through the Gateway, which needs the host reachable from the internet on port 80.
+    dns01: Annotated[dict[str, Any], AfterValidator(_dns01)] | None = None
 
 
 class SecretCertificate(ConfigModel):

@@ -47,10 +47,9 @@ def test_no_tls_mode_routes_plain_http_to_the_master():
 
 
 def test_cert_manager_issues_through_the_gateway_for_the_configured_email():
-    result = planned("tls-ingress-gke")
-    issuer = one(result, "ClusterIssuer", "determined-letsencrypt")
-    acme = issuer["spec"]["acme"]
-    assert acme["email"] == "ops@example.com"
+    result = planned("tls-master")  # public: HTTP-01 through the Gateway
+    acme = one(result, "ClusterIssuer", "determined-letsencrypt")["spec"]["acme"]
+    assert acme["email"] == "ops@example.net"
     (solver,) = acme["solvers"]
     (parent,) = solver["http01"]["gatewayHTTPRoute"]["parentRefs"]
     assert (parent["name"], parent["namespace"], parent["sectionName"]) == (
@@ -58,6 +57,11 @@ def test_cert_manager_issues_through_the_gateway_for_the_configured_email():
         "determined",
         "http",
     )
+    # Internal and fenced: DNS-01 with the configured provider.
+    result = planned("tls-ingress-gke")
+    acme = one(result, "ClusterIssuer", "determined-letsencrypt")["spec"]["acme"]
+    assert acme["email"] == "ops@example.com"
+    assert acme["solvers"] == [{"dns01": {"cloudDNS": {"project": "plan-project"}}}]
     gateway = one(result, "Gateway", "determined")
     assert gateway["metadata"]["annotations"]["cert-manager.io/cluster-issuer"] == "determined-letsencrypt"
     values = releases(result)["cert-manager"]["values"]
@@ -134,7 +138,32 @@ def test_gateway_settings_for_a_clusters_own_class_are_refused_where_they_cannot
         load_config(raw)
     except Exception as exc:  # ConfigError
         lines = [str(p) for p in exc.problems]
-    assert [line.split(":")[1] for line in lines] == ["tls.sourceRanges", "tls.exposure"]
+    assert [line.split(":")[1] for line in lines] == [
+        "tls.certificate.dns01",
+        "tls.sourceRanges",
+        "tls.exposure",
+    ]
+
+
+def test_http_01_is_refused_where_lets_encrypt_cannot_reach_the_host():
+    raw = yaml.safe_load(open("tests/fixtures/stacks/Pulumi.tls-ingress-gke.yaml"))["config"]  # noqa: SIM115
+    raw = {key.split(":", 1)[1]: value for key, value in raw.items()}
+    certificate = {"source": "certManager", "email": "ops@example.com"}
+    for tls, reason in (
+        ({"exposure": "internal", "sourceRanges": []}, "required with exposure internal"),
+        ({"exposure": "public"}, "required with sourceRanges"),
+    ):
+        try:
+            load_config({**raw, "tls": {**raw["tls"], "certificate": certificate, **tls}})
+        except Exception as exc:  # ConfigError
+            (line,) = [str(p) for p in exc.problems]
+        assert line.startswith(f"determined:tls.certificate.dns01: {reason}")
+    bad = {**certificate, "dns01": {"route53": {}, "cloudflare": {}}}
+    try:
+        load_config({**raw, "tls": {**raw["tls"], "certificate": bad}})
+    except Exception as exc:  # ConfigError
+        (line,) = [str(p) for p in exc.problems]
+    assert line.startswith("determined:tls.certificate.dns01: exactly one DNS provider")
 
 
 def test_tasks_reach_a_tls_master_by_its_service_in_the_keys_each_version_reads():
