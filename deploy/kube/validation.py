@@ -48,7 +48,9 @@ def _message(error: Any) -> str:
 
 def problems(obj: dict[str, Any]) -> Iterator[tuple[tuple[str | int, ...], str]]:
     """(path inside obj, message) for each way `obj` breaks its kind's schema."""
-    group_version = obj["apiVersion"].replace("/", "-").split(".")[0]
+    # Schema files are named <kind>-<group's first label>-<version> (core: <kind>-<version>).
+    group, _, version = obj["apiVersion"].rpartition("/")
+    group_version = f"{group.split('.')[0]}-{version}" if group else version
     validator = _validator(obj["kind"], group_version)
     for error in sorted(validator.iter_errors(obj), key=lambda e: list(map(str, e.absolute_path))):
         yield tuple(error.absolute_path), _message(error)
