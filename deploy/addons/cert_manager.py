@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from deploy import kube, versions
+from deploy.addons import release
 
 CHART = "oci://quay.io/jetstack/charts/cert-manager"
 VERSION = versions.CERT_MANAGER_VERSION
@@ -50,17 +51,7 @@ def values() -> dict[str, Any]:
 
 def release_args(version: str = VERSION) -> dict[str, Any]:
     """Arguments of the `kubernetes:helm.sh/v3:Release` (an OCI chart: no repository)."""
-    return {
-        "name": "cert-manager",
-        "chart": CHART,
-        "version": version,
-        "namespace": NAMESPACE,
-        "create_namespace": True,
-        "values": values(),
-        # Roll back a failed upgrade instead of leaving the webhook half there.
-        "atomic": True,
-        "cleanup_on_fail": True,
-    }
+    return release.release_args("cert-manager", CHART, version, NAMESPACE, values(), create_namespace=True)
 
 
 def cluster_issuer(

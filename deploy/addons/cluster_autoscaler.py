@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from deploy import versions
+from deploy.addons import release
 
 NAMESPACE = "kube-system"
 SERVICE_ACCOUNT = "cluster-autoscaler"
@@ -71,13 +72,11 @@ def values(cluster: str, region: str, kubernetes_version: str) -> dict[str, Any]
 
 
 def release_args(cluster: str, region: str, kubernetes_version: str) -> dict[str, Any]:
-    return {
-        "name": "cluster-autoscaler",
-        "chart": versions.CLUSTER_AUTOSCALER_CHART,
-        "version": versions.CLUSTER_AUTOSCALER_VERSION,
-        "repository_opts": {"repo": versions.CLUSTER_AUTOSCALER_REPOSITORY},
-        "namespace": NAMESPACE,
-        "values": values(cluster, region, kubernetes_version),
-        "atomic": True,
-        "cleanup_on_fail": True,
-    }
+    return release.release_args(
+        "cluster-autoscaler",
+        versions.CLUSTER_AUTOSCALER_CHART,
+        versions.CLUSTER_AUTOSCALER_VERSION,
+        NAMESPACE,
+        values(cluster, region, kubernetes_version),
+        repository=versions.CLUSTER_AUTOSCALER_REPOSITORY,
+    )

@@ -20,6 +20,7 @@ import ipaddress
 from typing import Any
 
 from deploy import kube, versions
+from deploy.addons import release
 
 CHART = "oci://docker.io/envoyproxy/gateway-helm"
 VERSION = versions.ENVOY_GATEWAY_VERSION
@@ -53,17 +54,7 @@ def values() -> dict[str, Any]:
 
 def release_args(version: str = VERSION) -> dict[str, Any]:
     """Arguments of the `kubernetes:helm.sh/v3:Release` (an OCI chart: no repository)."""
-    return {
-        "name": "envoy-gateway",
-        "chart": CHART,
-        "version": version,
-        "namespace": NAMESPACE,
-        "create_namespace": True,
-        "values": values(),
-        # Roll back a failed upgrade instead of leaving the controller half upgraded.
-        "atomic": True,
-        "cleanup_on_fail": True,
-    }
+    return release.release_args("envoy-gateway", CHART, version, NAMESPACE, values(), create_namespace=True)
 
 
 def load_balancer_annotations(cloud: str, exposure: str) -> dict[str, str]:

@@ -19,7 +19,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from deploy import kube, versions
-from deploy.addons import gke_driver_installer
+from deploy.addons import gke_driver_installer, release
 from deploy.config import GPU_TAINT, StackConfig
 
 NAMESPACE = "gpu-operator"
@@ -117,18 +117,15 @@ def driver_installer_image_type(cfg: StackConfig) -> str:
 
 
 def release_args(cfg: StackConfig, platform: Platform) -> dict[str, Any]:
-    return {
-        "name": "gpu-operator",
-        "chart": versions.GPU_OPERATOR_CHART,
-        "version": cfg.gpu_operator.version,
-        "repository_opts": {"repo": versions.GPU_OPERATOR_REPOSITORY},
-        "namespace": NAMESPACE,
-        "values": values(cfg, platform),
-        # Roll back a failed upgrade instead of leaving GPU nodes half configured.
-        "atomic": True,
-        "cleanup_on_fail": True,
-        "timeout": 900,
-    }
+    return release.release_args(
+        "gpu-operator",
+        versions.GPU_OPERATOR_CHART,
+        cfg.gpu_operator.version,
+        NAMESPACE,
+        values(cfg, platform),
+        repository=versions.GPU_OPERATOR_REPOSITORY,
+        timeout=900,  # the operator's DaemonSets roll out node by node
+    )
 
 
 class GpuOperator(pulumi.ComponentResource):

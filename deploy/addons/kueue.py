@@ -23,6 +23,7 @@ from typing import Any
 import yaml
 
 from deploy import kube, versions
+from deploy.addons import release
 from deploy.config.node_pools import NodePool
 from deploy.config.resource_pools import ResourcePoolConfig
 
@@ -108,17 +109,9 @@ def values(pods_ready_timeout_seconds: int) -> dict[str, Any]:
 
 def release_args(version: str, pods_ready_timeout_seconds: int) -> dict[str, Any]:
     """Arguments of the `kubernetes:helm.sh/v3:Release` (an OCI chart: no repository)."""
-    return {
-        "name": "kueue",
-        "chart": CHART,
-        "version": version,
-        "namespace": NAMESPACE,
-        "create_namespace": True,
-        "values": values(pods_ready_timeout_seconds),
-        # Roll back a failed upgrade instead of leaving the admission webhooks half there.
-        "atomic": True,
-        "cleanup_on_fail": True,
-    }
+    return release.release_args(
+        "kueue", CHART, version, NAMESPACE, values(pods_ready_timeout_seconds), create_namespace=True
+    )
 
 
 def flavor_name(node_pool: NodePool) -> str:

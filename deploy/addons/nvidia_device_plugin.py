@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from deploy import versions
+from deploy.addons import release
 from deploy.addons.gpu_operator import with_gpu_pool_taints
 from deploy.config import GPU_TAINT, StackConfig
 
@@ -31,13 +32,11 @@ def values(cfg: StackConfig) -> dict[str, Any]:
 
 
 def release_args(cfg: StackConfig) -> dict[str, Any]:
-    return {
-        "name": "nvidia-device-plugin",
-        "chart": versions.NVIDIA_DEVICE_PLUGIN_CHART,
-        "version": versions.NVIDIA_DEVICE_PLUGIN_VERSION,
-        "repository_opts": {"repo": versions.NVIDIA_DEVICE_PLUGIN_REPOSITORY},
-        "namespace": NAMESPACE,
-        "values": values(cfg),
-        "atomic": True,
-        "cleanup_on_fail": True,
-    }
+    return release.release_args(
+        "nvidia-device-plugin",
+        versions.NVIDIA_DEVICE_PLUGIN_CHART,
+        versions.NVIDIA_DEVICE_PLUGIN_VERSION,
+        NAMESPACE,
+        values(cfg),
+        repository=versions.NVIDIA_DEVICE_PLUGIN_REPOSITORY,
+    )
