@@ -88,31 +88,34 @@ class Determined(pulumi.ComponentResource):
             bucket=cluster.bucket,
             task_service_account=defaults.TASK_SERVICE_ACCOUNT if cluster.storage_identity else None,
         )
+        # The edge first: in tls mode master the master mounts the certificate it issues.
+        edge = self._expose(cfg, cfg.tls, child) if isinstance(cfg.tls, ExposedTls) else []
         self.master = master.DeterminedMaster(
             "master",
             cfg,
             db=self.database.endpoint,
             db_password=self.database.password,
-            depends_on=[*base, self.database, self.resource_pools],
+            depends_on=[*base, self.database, self.resource_pools, *edge],
             placement=placement,
             storage_identity=cluster.storage_identity,
             opts=child,
         )
         if workspaces.needed(cfg):
             self._bind_workspaces(cfg, child)
-        if isinstance(cfg.tls, ExposedTls):
-            self._expose(cfg, cfg.tls, child)
         self.register_outputs({"url": self.master.url})
 
-    def _expose(self, cfg: StackConfig, tls: ExposedTls, child: pulumi.ResourceOptions) -> None:
+    def _expose(
+        self, cfg: StackConfig, tls: ExposedTls, child: pulumi.ResourceOptions
+    ) -> list[pulumi.Resource]:
         """The master reached through a Gateway: Envoy Gateway (unless the cluster names its
         own class) with the load balancer shaped by exposure and source ranges; cert-manager
-        and an ACME issuer when the certificate comes from it; the Gateway and its routes."""
+        and an ACME issuer when the certificate comes from it; the Gateway and its routes
+        (which need no master to exist). Returns what the master waits for."""
 
         def after(*resources: pulumi.Resource) -> pulumi.ResourceOptions:
             return pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=list(resources)))
 
-        ready: list[pulumi.Resource] = [self.namespace, self.master.service]
+        ready: list[pulumi.Resource] = [self.namespace]
         class_name = tls.gateway_class_name
         if class_name is None:
             gateway_release = k8s.helm.v3.Release("envoy-gateway", opts=child, **envoy_gateway.release_args())
@@ -133,8 +136,7 @@ class Determined(pulumi.ComponentResource):
             )
             ready += [certs, kube.register(issuer_obj, after(certs))]
             issuer = cert_manager.ISSUER
-        for obj in exposure.objects(cfg, class_name, issuer):
-            kube.register(obj, after(*ready))
+        return [kube.register(obj, after(*ready)) for obj in exposure.objects(cfg, class_name, issuer)]
 
     def _bind_workspaces(self, cfg: StackConfig, child: pulumi.ResourceOptions) -> None:
         """0.35+: the Job that binds each pool's workspace to its namespace, through the

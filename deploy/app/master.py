@@ -179,6 +179,17 @@ def config_files(
     return files
 
 
+# pulumi-kubernetes: do not wait for the object to become ready.
+SKIP_AWAIT = "pulumi.com/skipAwait"
+
+
+def waits_for_certificate(cfg: StackConfig) -> bool:
+    """tls.mode master with a cert-manager certificate: the master can only start once the
+    certificate is issued, which needs the host's DNS to point at the Gateway, which the
+    same `pulumi up` creates. So `up` does not wait for the master; it starts when it can."""
+    return isinstance(cfg.tls, MasterTls) and cfg.tls.certificate.source == "certManager"
+
+
 def port_name(cfg: StackConfig) -> str:
     """The master's port: HTTPS when TLS ends in the master (tls.mode master), else HTTP."""
     return "https" if isinstance(cfg.tls, MasterTls) else "http"
@@ -241,6 +252,8 @@ def deployment(cfg: StackConfig, config_checksum: Any) -> dict[str, Any]:
         },
     }
     meta = kube.metadata(defaults.MASTER_NAME, COMPONENT, cfg.namespace)
+    if waits_for_certificate(cfg):
+        meta["annotations"] = {SKIP_AWAIT: "true"}
     return kube.manifest("apps/v1", "Deployment", meta, spec=spec)
 
 

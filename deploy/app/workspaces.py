@@ -176,7 +176,12 @@ def job(
         )
     annotations = {HASH_ANNOTATION: mapping_hash}
     meta = kube.metadata(job_name(mapping_hash), COMPONENT, cfg.namespace)
-    meta["annotations"] = dict(annotations)
+    # A Job that failed (a master still starting, a changed password) is run again by the
+    # next `up` instead of blocking it; with a master that waits for its certificate, `up`
+    # does not wait for the Job either (it retries until the master answers).
+    meta["annotations"] = {**annotations, "pulumi.com/replaceUnready": "true"}
+    if master.waits_for_certificate(cfg):
+        meta["annotations"][master.SKIP_AWAIT] = "true"
     spec = {
         "backoffLimit": JOB_BACKOFF_LIMIT,
         "activeDeadlineSeconds": JOB_DEADLINE_SECONDS,

@@ -44,6 +44,11 @@ from deploy.config.syntax import DnsLabel, Flag, NonEmpty, dns_label_problem, qu
 from deploy.config.tls import CertManagerCertificate, ExposedTls, TlsConfig
 from deploy.kube import strategic_merge, validation
 
+# Queue quotas of resources whose amount is not known: covered (Kueue refuses a task asking
+# for an uncovered resource) but not limited.
+UNLIMITED_CPU = "1000000"
+UNLIMITED_MEMORY = "1Ei"
+
 
 def _refuse_coscheduler(value: Any) -> Any:
     if value == "coscheduler":
@@ -109,8 +114,10 @@ class StackConfig(ConfigModel):
 
     def queue_quota(self, resource_pool: ResourcePoolConfig) -> dict[str, str]:
         """nominalQuota per resource of a queued pool: the pool's quota where set, else what
-        its node pool holds at its largest (maxNodes times GPUs, and allocatable CPUs where the
-        machine type says them). Resources known neither way are left out."""
+        its node pool holds at its largest (maxNodes times GPUs, and allocatable CPUs where
+        the machine type says them). CPU and memory are always covered (Kueue refuses a
+        task that asks for a resource its queue does not cover): without a known amount
+        they are not limited."""
         node_pool = self.node_pool_of(resource_pool)
         quota = resource_pool.quota or QuotaConfig()
         nodes = getattr(node_pool, "max_nodes", None)  # created node pools only
@@ -124,8 +131,9 @@ class StackConfig(ConfigModel):
             nominal["cpu"] = quota.cpu
         elif nodes and cores:
             nominal["cpu"] = f"{int(nodes * capacity.allocatable_cpu(cores) * 1000)}m"
-        if quota.memory is not None:
-            nominal["memory"] = quota.memory
+        else:
+            nominal["cpu"] = UNLIMITED_CPU
+        nominal["memory"] = quota.memory if quota.memory is not None else UNLIMITED_MEMORY
         return nominal
 
     @property
@@ -558,9 +566,14 @@ def _queue_problems(cfg: StackConfig, add: Add) -> None:
         if rp.node_pool not in names or not cfg.queued(rp):
             continue
         nominal = cfg.queue_quota(rp)
-        wanted = "nvidia.com/gpu" if cfg.node_pool_of(rp).gpu else "cpu"
-        if wanted not in nominal:
-            key = "gpu" if wanted == "nvidia.com/gpu" else "cpu"
+        # What tasks are admitted by: GPUs, or CPUs on a CPU-slot cluster.
+        if cfg.node_pool_of(rp).gpu:
+            wanted, key = "nvidia.com/gpu", "gpu"
+        elif cfg.slot_type == "cpu":
+            wanted, key = "cpu", "cpu"
+        else:
+            continue
+        if nominal.get(wanted) in (None, UNLIMITED_CPU):
             add(
                 f"resourcePools[{i}].quota.{key}",
                 f"required with scheduler kueue: the {key.upper()}s of node pool {rp.node_pool!r} are not "

@@ -194,3 +194,24 @@ def test_tasks_reach_a_tls_master_by_its_service_in_the_keys_each_version_reads(
         result = plan_for({**raw, "master": {"version": version}})
         manager = yaml.safe_load(result.master_yaml)["resource_manager"]
         assert {k: v for k, v in manager.items() if k.startswith("determined_master")} == expected, version
+
+
+def test_a_master_that_ends_tls_with_an_issued_certificate_waits_for_it_not_the_reverse():
+    result = planned("tls-master")
+    certificate = next(r for r in of_type(result, "cert-manager.io/v1:Certificate"))
+    deployment = next(r for r in of_type(result, "apps/v1:Deployment"))
+    assert certificate["urn"] in deployment["dependsOn"]
+    service = next(
+        r for r in of_type(result, "core/v1:Service") if r["name"].endswith("determined-master-service")
+    )
+    for edge in [*of_type(result, "gateway.networking.k8s.io/v1:Gateway"), certificate]:
+        assert service["urn"] not in edge["dependsOn"]
+    # The first `up` ends before the certificate exists (DNS comes after): nothing waits on it.
+    assert one(result, "Deployment", "determined-master")["metadata"]["annotations"] == {
+        "pulumi.com/skipAwait": "true"
+    }
+    (job,) = by_kind(result, "Job")
+    assert job["metadata"]["annotations"]["pulumi.com/skipAwait"] == "true"
+    assert job["metadata"]["annotations"]["pulumi.com/replaceUnready"] == "true"
+    # Ingress mode: the master needs no certificate and is awaited as usual.
+    assert "annotations" not in one(planned("tls-ingress-eks"), "Deployment", "determined-master")["metadata"]

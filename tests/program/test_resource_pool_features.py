@@ -68,9 +68,11 @@ def test_quotas_come_from_the_pool_or_from_the_node_pool_at_its_largest():
         quotas[queue["metadata"]["name"]] = {r["name"]: r["nominalQuota"] for r in flavor["resources"]}
     assert quotas["determined-a100"] == {"cpu": "180", "memory": "1200Gi", "nvidia.com/gpu": "16"}
     # l4: 6 nodes x 2 GPUs; 6 x the allocatable CPUs of a g2-standard-24 (24 vCPUs, 23.87 for pods).
-    assert quotas["determined-l4"] == {"cpu": "143220m", "nvidia.com/gpu": "12"}
+    # CPU and memory are always covered (Kueue refuses a task asking for an uncovered
+    # resource); memory without a known amount is not limited.
+    assert quotas["determined-l4"] == {"cpu": "143220m", "memory": "1Ei", "nvidia.com/gpu": "12"}
     # aux: the system pool's one e2-standard-8 (maxNodes 1) gives 7.91 CPUs to pods.
-    assert quotas["determined-aux"] == {"cpu": "7910m"}
+    assert quotas["determined-aux"] == {"cpu": "7910m", "memory": "1Ei"}
 
 
 def test_kueue_comes_from_its_chart_and_its_objects_wait_for_it():
@@ -98,13 +100,23 @@ def test_without_kueue_nothing_of_it_is_created():
     )
 
 
-def test_kueue_on_an_existing_cluster_needs_each_pools_quota():
+def test_kueue_on_an_existing_cluster_needs_each_gpu_pools_quota():
     lines = "\n".join(problems(raw_config(scheduler="kueue")))
     assert "determined:resourcePools[0].quota.gpu: required with scheduler kueue" in lines
-    assert "determined:resourcePools[1].quota.cpu: required with scheduler kueue" in lines
+    assert "resourcePools[1]" not in lines  # a CPU pool of a GPU cluster: CPUs not limited
     pools = raw_config()["resourcePools"]
-    with_quota = [{**pools[0], "quota": {"gpu": 8}}, {**pools[1], "quota": {"cpu": "16"}}]
+    with_quota = [{**pools[0], "quota": {"gpu": 8}}, pools[1]]
     assert problems(raw_config(scheduler="kueue", resourcePools=with_quota)) == []
+    # A CPU-slot cluster admits by CPUs: each pool's are needed.
+    cpu_nodes = [{"name": "system", "nodeSelector": {"pool": "system"}}]
+    cpu_pools = [{"name": "cpu", "nodePool": "system"}]
+    raw = raw_config(
+        scheduler="kueue",
+        nodePools=cpu_nodes,
+        resourcePools=cpu_pools,
+        slots={"type": "cpu", "maxSlotsPerPod": 4},
+    )
+    assert "determined:resourcePools[0].quota.cpu: required with scheduler kueue" in "\n".join(problems(raw))
 
 
 def test_coscheduler_is_refused_with_the_reason():
