@@ -75,9 +75,3 @@ def gpu_machine(machine_type: str) -> GpuMachine | None:
     if count is None:
         return None
     return GpuMachine((accelerator,), (count,), fixed=True)
-
-
-def builtin_gpus(machine_type: str) -> bool:
-    """Whether the machine type always comes with GPUs (accelerator-optimized)."""
-    machine = gpu_machine(machine_type)
-    return machine is not None and machine.fixed
