@@ -21,7 +21,7 @@ from typing import Any
 
 from deploy import defaults, kube
 from deploy.config import StackConfig
-from deploy.config.tls import CertManagerCertificate, ExposedTls, IngressTls, MasterTls
+from deploy.config.tls import ExposedTls, IngressTls, MasterTls
 
 COMPONENT = "gateway"
 GATEWAY = "determined"
@@ -47,10 +47,6 @@ def _exposed(cfg: StackConfig) -> ExposedTls:
     if not isinstance(tls, ExposedTls):
         raise ValueError(f"tls mode {tls.mode!r} exposes nothing")
     return tls
-
-
-def _uses_cert_manager(tls: ExposedTls) -> bool:
-    return isinstance(tls.certificate, CertManagerCertificate)
 
 
 def certificate_secret(tls: ExposedTls) -> str:
@@ -79,7 +75,7 @@ def gateway(cfg: StackConfig, class_name: str, issuer: str | None) -> dict[str, 
         secret_ref = {"kind": "Secret", "name": certificate_secret(tls)}
         terminate = {"mode": "Terminate", "certificateRefs": [secret_ref]}
         listeners.append(_listener(HTTPS_LISTENER, 443, "HTTPS", tls.host, tls=terminate))
-        if _uses_cert_manager(tls):
+        if tls.issued:
             if not issuer:
                 raise ValueError("a cert-manager certificate needs a ClusterIssuer")
             meta["annotations"] = {CLUSTER_ISSUER_ANNOTATION: issuer}
@@ -156,7 +152,7 @@ def objects(
         return [gateway(cfg, class_name, issuer), https_route(cfg), redirect_route(cfg)]
     if isinstance(tls, MasterTls):
         found = [gateway(cfg, class_name, issuer), tls_route(cfg, master_tls_port), redirect_route(cfg)]
-        if _uses_cert_manager(tls):
+        if tls.issued:
             if not issuer:
                 raise ValueError("a cert-manager certificate needs a ClusterIssuer")
             found.append(master_certificate(cfg, issuer))

@@ -187,7 +187,7 @@ def waits_for_certificate(cfg: StackConfig) -> bool:
     """tls.mode master with a cert-manager certificate: the master can only start once the
     certificate is issued, which needs the host's DNS to point at the Gateway, which the
     same `pulumi up` creates. So `up` does not wait for the master; it starts when it can."""
-    return isinstance(cfg.tls, MasterTls) and cfg.tls.certificate.source == "certManager"
+    return isinstance(cfg.tls, MasterTls) and cfg.tls.issued
 
 
 def port_name(cfg: StackConfig) -> str:

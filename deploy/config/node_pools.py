@@ -24,6 +24,14 @@ MAX_GPUS_PER_NODE = 16
 MAX_NODES_PER_POOL = 1000
 
 
+# Taint effects as the GKE and EKS node-pool APIs name them.
+_NODE_POOL_EFFECTS = {
+    "NoSchedule": "NO_SCHEDULE",
+    "PreferNoSchedule": "PREFER_NO_SCHEDULE",
+    "NoExecute": "NO_EXECUTE",
+}
+
+
 class Taint(ConfigModel):
     key: LabelKey
     value: str = ""
@@ -36,6 +44,11 @@ class Taint(ConfigModel):
         if message:
             raise ValueError(message)
         return value
+
+    @property
+    def node_taint(self) -> dict[str, str]:
+        """The taint as the GKE and EKS node-pool APIs take it (effects in upper snake case)."""
+        return {"key": self.key, "value": self.value, "effect": _NODE_POOL_EFFECTS[self.effect]}
 
     @property
     def toleration(self) -> dict[str, str]:

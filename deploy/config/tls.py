@@ -79,12 +79,15 @@ class ExposedTls(ConfigModel):
     gateway_class_name: DnsSubdomain | None = None
 
     @property
+    def issued(self) -> bool:
+        """Whether cert-manager issues the certificate (else the user's Secret holds it)."""
+        return isinstance(self.certificate, CertManagerCertificate)
+
+    @property
     def secret_name(self) -> str:
         """The kubernetes.io/tls Secret with the certificate: the user's, or the one
         cert-manager issues into."""
-        if isinstance(self.certificate, SecretCertificate):
-            return self.certificate.secret_name
-        return ISSUED_SECRET
+        return ISSUED_SECRET if self.issued else self.certificate.secret_name
 
 
 class IngressTls(ExposedTls):

@@ -21,7 +21,6 @@ from deploy.config.node_pools import EksNodePool
 AMI_CPU = "AL2023_x86_64_STANDARD"
 AMI_GPU = "AL2023_x86_64_NVIDIA"
 TEMPLATE = "k8s.io/cluster-autoscaler/node-template"
-_EFFECTS = {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}
 
 
 def node_labels(pool: EksNodePool) -> dict[str, str]:
@@ -56,7 +55,7 @@ def node_group_args(
         },
         "update_config": {"max_unavailable": 1},
         "labels": node_labels(pool),
-        "taints": [{"key": t.key, "value": t.value, "effect": _EFFECTS[t.effect]} for t in pool.all_taints],
+        "taints": [t.node_taint for t in pool.all_taints],
         "tags": dict(cfg.cluster.tags),
     }
 

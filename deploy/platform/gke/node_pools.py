@@ -31,8 +31,6 @@ NODE_SCOPES = (
 # GKE's label for pools whose GPUs the GPU operator's device plugin serves instead of GKE's.
 NO_GKE_DEVICE_PLUGIN = "gke-no-default-nvidia-gpu-device-plugin"
 
-_EFFECTS = {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}
-
 
 def account_id(cluster: str, purpose: str) -> str:
     """A service account ID (6 to 30 characters) for `purpose` in this cluster."""
@@ -89,7 +87,7 @@ def node_pool_args(cfg: GkeStack, pool: GkeNodePool, cluster: Any, service_accou
         "disk_size_gb": pool.disk_size_gb,
         "disk_type": disk_type(pool),
         "labels": node_labels(pool, operator),
-        "taints": [{"key": t.key, "value": t.value, "effect": _EFFECTS[t.effect]} for t in pool.all_taints],
+        "taints": [t.node_taint for t in pool.all_taints],
         "spot": pool.spot,
         "service_account": service_account,
         "oauth_scopes": list(NODE_SCOPES),
