@@ -19,6 +19,11 @@ MASTER_HEALTH_PATH = "/info"  # unauthenticated; what `det deploy` polls
 # Migrations on a large database can take minutes before /info answers.
 MASTER_STARTUP_SECONDS = 600
 
+# The dockerconfigjson Secret made from registryCredentials (in every namespace pods run in).
+REGISTRY_SECRET = "determined-registry"
+# tls.mode none/ingress: where master.caBundle is mounted; the trust bundle tasks read.
+CA_BUNDLE_CONFIG_MAP = "determined-ca-bundle"
+
 # --- priority classes (cluster-scoped; names are what tasks and the chart use) --------
 SYSTEM_PRIORITY_CLASS = "determined-system-priority"
 SYSTEM_PRIORITY_VALUE = 1_000_000

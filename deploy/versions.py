@@ -48,6 +48,14 @@ TASK_MASTER_HOST_SINCE = (0, 38, 0)
 # workspaces instead) and renamed `resource_manager.namespace` to `default_namespace`.
 WORKSPACE_NAMESPACES_SINCE = (0, 35, 0)
 
+# 0.31.0 and newer: `retention_policy` (task log retention) and
+# `task_container_defaults.startup_hook`.
+LOG_RETENTION_SINCE = (0, 31, 0)
+STARTUP_HOOK_SINCE = (0, 31, 0)
+# `task_container_defaults.log_policies`: 0.26.4 and newer; a policy's `name` 0.38.0 and newer.
+LOG_POLICIES_SINCE = (0, 26, 4)
+LOG_POLICY_NAME_SINCE = (0, 38, 0)
+
 # In-cluster database. The chart ships postgres:10.14 (out of support since 2022);
 # PostgreSQL 17 is supported upstream until November 2029.
 POSTGRES_IMAGE = "postgres:17.6"

@@ -16,6 +16,7 @@ from typing import Any
 import pulumi
 
 from deploy import defaults, kube, passwords, versions
+from deploy.app import system_pods
 from deploy.config import ExternalDatabase, InClusterDatabase, ManagedDatabase, StackConfig
 from deploy.platform import ClusterHandle, DatabaseServer
 
@@ -86,10 +87,12 @@ def _pg_isready() -> dict[str, Any]:
 
 
 def statefulset(cfg: StackConfig) -> dict[str, Any]:
-    args = [arg for key, value in defaults.DB_SETTINGS.items() for arg in ("-c", f"{key}={value}")]
+    db = cfg.database
+    assert isinstance(db, InClusterDatabase)
+    args = [arg for key, value in db.settings.items() for arg in ("-c", f"{key}={value}")]
     container = {
         "name": "postgres",
-        "image": versions.POSTGRES_IMAGE,
+        "image": db.image or versions.POSTGRES_IMAGE,
         "args": args,
         "ports": [{"name": "postgres", "containerPort": defaults.DB_PORT}],
         "env": [
@@ -102,7 +105,7 @@ def statefulset(cfg: StackConfig) -> dict[str, Any]:
             # A subdirectory: the volume root may hold lost+found, which initdb refuses.
             {"name": "PGDATA", "value": f"{defaults.DB_DATA_DIR}/pgdata"},
         ],
-        "resources": defaults.DB_RESOURCES,
+        "resources": db.container_resources,
         "readinessProbe": {**_pg_isready(), "periodSeconds": 5, "failureThreshold": 3},
         "livenessProbe": {
             **_pg_isready(),
@@ -114,6 +117,7 @@ def statefulset(cfg: StackConfig) -> dict[str, Any]:
         "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
     }
     pod_spec = {
+        **system_pods.pod_fields(cfg),
         "containers": [container],
         "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": defaults.DB_VOLUME_CLAIM}}],
         "securityContext": {

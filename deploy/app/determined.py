@@ -66,7 +66,6 @@ class Determined(pulumi.ComponentResource):
             ]
         base = [ns, *priority_classes]
 
-        self.database = database.Database("database", cfg, cluster, depends_on=base, opts=child)
         queues_after: list[pulumi.Resource] = []
         if cfg.scheduler == "kueue":
             queues_after.append(
@@ -83,6 +82,10 @@ class Determined(pulumi.ComponentResource):
             master_namespace=ns,
             queues_after=queues_after,
             opts=child,
+        )
+        # After the pools: the registry Secret it may pull with is created with them.
+        self.database = database.Database(
+            "database", cfg, cluster, depends_on=[*base, self.resource_pools], opts=child
         )
         placement = master.Placement(
             bucket=cluster.bucket,

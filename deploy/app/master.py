@@ -16,10 +16,11 @@ import pulumi
 from pulumi.output import Unknown
 
 from deploy import defaults, kube, passwords, versions
-from deploy.app import master_yaml
+from deploy.addons import envoy_gateway
+from deploy.app import ca_bundle, master_yaml, proxy, system_pods
 from deploy.app.database import DatabaseEndpoint
 from deploy.config import StackConfig
-from deploy.config.tls import MasterTls
+from deploy.config.tls import ExposedTls, MasterTls
 
 COMPONENT = "master"
 
@@ -67,7 +68,7 @@ def cluster_rules(cfg: StackConfig) -> list[dict[str, Any]]:
 
 
 def image(cfg: StackConfig) -> str:
-    return f"{cfg.master.image_registry}/determined-master:{cfg.master.version}"
+    return cfg.master.image_reference
 
 
 def _rbac_name(cfg: StackConfig) -> str:
@@ -202,17 +203,24 @@ def _http_probe(cfg: StackConfig, **timing: int) -> dict[str, Any]:
     return {"httpGet": probe, **timing}
 
 
+def _env(cfg: StackConfig) -> list[dict[str, Any]]:
+    env = [{"name": name, "value": value} for name, value in cfg.master.env.items()]
+    env += proxy.env(cfg)
+    ca = ca_bundle.master_parts(cfg)
+    if ca:
+        env += ca[2]
+    # Later entries of a name would win in Kubernetes; the user's own come first and stay.
+    seen: set[str] = set()
+    return [e for e in env if not (e["name"] in seen or seen.add(e["name"]))]
+
+
 def deployment(cfg: StackConfig, config_checksum: Any) -> dict[str, Any]:
-    resources = {
-        "requests": {"cpu": cfg.master.cpu, "memory": cfg.master.memory},
-        "limits": {"cpu": cfg.master.cpu, "memory": cfg.master.memory},
-    }
     container = {
         "name": "determined-master",
         "image": image(cfg),
         "imagePullPolicy": "IfNotPresent",
         "ports": [{"name": port_name(cfg), "containerPort": defaults.MASTER_CONTAINER_PORT}],
-        "resources": resources,
+        "resources": cfg.master.container_resources,
         "volumeMounts": [{"name": "config", "mountPath": defaults.MASTER_CONFIG_DIR, "readOnly": True}],
         # Database migrations run before /info answers: the startup probe allows for them.
         "startupProbe": _http_probe(
@@ -222,13 +230,21 @@ def deployment(cfg: StackConfig, config_checksum: Any) -> dict[str, Any]:
         "livenessProbe": _http_probe(cfg, periodSeconds=20, failureThreshold=3, timeoutSeconds=5),
         "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
     }
+    env = _env(cfg)
+    if env:
+        container["env"] = env
     pod_spec = {
         "serviceAccountName": defaults.MASTER_NAME,
         "priorityClassName": defaults.SYSTEM_PRIORITY_CLASS,
+        **system_pods.pod_fields(cfg),
         "containers": [container],
         "volumes": [{"name": "config", "secret": {"secretName": defaults.MASTER_CONFIG_SECRET}}],
         "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
     }
+    ca = ca_bundle.master_parts(cfg)
+    if ca:
+        pod_spec["volumes"].append(ca[0])
+        container["volumeMounts"].append(ca[1])
     if isinstance(cfg.tls, MasterTls):
         # The certificate and key master.yaml's security.tls names (tls.crt, tls.key).
         items = [{"key": key, "path": key} for key in ("tls.crt", "tls.key")]
@@ -246,7 +262,7 @@ def deployment(cfg: StackConfig, config_checksum: Any) -> dict[str, Any]:
         "template": {
             "metadata": {
                 "labels": kube.labels(COMPONENT),
-                "annotations": {"checksum/config": config_checksum},
+                "annotations": {**cfg.master.pod_annotations, "checksum/config": config_checksum},
             },
             "spec": pod_spec,
         },
@@ -259,9 +275,23 @@ def deployment(cfg: StackConfig, config_checksum: Any) -> dict[str, Any]:
 
 def service(cfg: StackConfig) -> dict[str, Any]:
     # Its first (only) port is what tasks reach the master by (the master reads Ports[0]).
-    return kube.cluster_ip_service(
+    svc = kube.cluster_ip_service(
         defaults.MASTER_SERVICE_NAME, COMPONENT, cfg.namespace, port_name(cfg), defaults.MASTER_SERVICE_PORT
     )
+    settings = cfg.master.service
+    annotations = dict(settings.annotations)
+    if settings.type != "ClusterIP":
+        # Only with tls.mode master (validation): the master's own HTTPS, shaped like the
+        # Gateway's load balancer would be (exposure, source ranges).
+        assert isinstance(cfg.tls, ExposedTls)
+        svc["spec"]["type"] = settings.type
+        if settings.type == "LoadBalancer":
+            annotations = envoy_gateway.load_balancer_annotations(cfg.cloud, cfg.tls.exposure) | annotations
+            if cfg.tls.source_ranges:
+                svc["spec"]["loadBalancerSourceRanges"] = list(cfg.tls.source_ranges)
+    if annotations:
+        svc["metadata"]["annotations"] = annotations
+    return svc
 
 
 def internal_url(cfg: StackConfig) -> str:
@@ -296,6 +326,10 @@ class DeterminedMaster(pulumi.ComponentResource):
         self.initial_user_password = passwords.configured_or_generated(
             "initial-user-password", cfg.master.initial_user_password, self
         )
+        # Kept in state: a key made afresh at each start would break every receiver's check.
+        signing_key = passwords.configured_or_generated(
+            "webhook-signing-key", cfg.master.webhooks.signing_key, self
+        )
 
         def preview(host: Any) -> str:
             known = defaults.NOT_KNOWN_YET if isinstance(host, Unknown) else host
@@ -306,7 +340,7 @@ class DeterminedMaster(pulumi.ComponentResource):
 
         # Runs in a preview too, with whatever the cloud has not told yet marked as such.
         self.config_preview = pulumi.Output.from_input(db.host).apply(preview, run_with_unknowns=True)
-        files = pulumi.Output.all(db.host, db_password, self.initial_user_password).apply(
+        files = pulumi.Output.all(db.host, db_password, self.initial_user_password, signing_key).apply(
             lambda values: config_files(
                 cfg, replace(db, host=values[0]), master_yaml.MasterSecrets(*values[1:]), placement
             )

@@ -19,7 +19,8 @@ from deploy import defaults, versions
 from deploy.app import checkpoint_storage, resource_pools
 from deploy.app.database import DatabaseEndpoint
 from deploy.config import StackConfig
-from deploy.config.tls import MasterTls
+from deploy.config.master import ElasticLogging
+from deploy.config.tls import ExposedTls, MasterTls
 
 # File names inside the master's config Secret (mounted at /etc/determined).
 MASTER_YAML = "master.yaml"
@@ -32,13 +33,14 @@ class MasterSecrets:
 
     db_password: str
     initial_user_password: str
+    webhook_signing_key: str
     # True: every secret is written as a placeholder (a preview of the file).
     redact: bool = False
 
     @classmethod
     def redacted(cls) -> MasterSecrets:
         """Placeholders in place of every secret: master.yaml as a preview shows it."""
-        return cls(defaults.REDACTED, defaults.REDACTED, redact=True)
+        return cls(defaults.REDACTED, defaults.REDACTED, defaults.REDACTED, redact=True)
 
     def reveal(self, value: SecretStr) -> str:
         """A secret from the stack config as master.yaml carries it."""
@@ -79,6 +81,8 @@ def master_config(
         }
     if version >= versions.INITIAL_PASSWORD_SINCE:
         security["initial_user_password"] = secrets.initial_user_password
+    if cfg.master.default_task_user:
+        security["default_task"] = cfg.master.default_task_user.model_dump()
 
     namespace_key = "default_namespace" if version >= versions.WORKSPACE_NAMESPACES_SINCE else "namespace"
     resource_manager: dict[str, Any] = {
@@ -98,24 +102,22 @@ def master_config(
         resource_manager["max_slots_per_pod"] = cfg.max_slots_per_pod
 
     tcd_cfg = cfg.task_container_defaults
-    task_container_defaults: dict[str, Any] = {}
+    project = resource_pools.project_layer(cfg)
+    task_container_defaults: dict[str, Any] = resource_pools.task_settings(cfg)
     for key, spec in (
         ("cpu_pod_spec", tcd_cfg.cpu_pod_spec),
         ("gpu_pod_spec", tcd_cfg.gpu_pod_spec),
     ):
-        if spec:
-            task_container_defaults[key] = resource_pools.task_pod(spec)
-    # Checkpoint GC reads and deletes checkpoints: it runs as the task service account too.
-    gc_account = task_service_account if version >= versions.CHECKPOINT_GC_POD_SPEC_SINCE else None
-    if tcd_cfg.checkpoint_gc_pod_spec or gc_account:
-        task_container_defaults["checkpoint_gc_pod_spec"] = resource_pools.task_pod(
-            resource_pools.service_account(gc_account), tcd_cfg.checkpoint_gc_pod_spec
-        )
+        if spec or project:
+            task_container_defaults[key] = resource_pools.task_pod(project, spec)
+    gc_spec = resource_pools.checkpoint_gc_pod_spec(cfg, task_service_account)
+    if gc_spec:
+        task_container_defaults["checkpoint_gc_pod_spec"] = gc_spec
     if per_pool_slots:
         task_container_defaults["kubernetes"] = {"max_slots_per_pod": cfg.max_slots_per_pod}
 
     config: dict[str, Any] = {
-        "log": {"level": "info", "color": False},
+        "log": {"level": cfg.master.log_level, "color": False},
         "checkpoint_storage": checkpoint_storage.master_checkpoint_storage(
             cfg.checkpoint_storage, secrets.reveal, bucket
         ),
@@ -129,8 +131,50 @@ def master_config(
     if task_container_defaults:
         config["task_container_defaults"] = task_container_defaults
     config["telemetry"] = {"enabled": cfg.master.telemetry}
+    config["observability"] = {"enable_prometheus": cfg.master.observability.enable_prometheus}
     config["cluster_name"] = cfg.cluster.name
-    return config
+    config["tensorboard_timeout"] = cfg.master.tensorboard_timeout
+    if cfg.master.notebook_timeout:
+        config["notebook_timeout"] = cfg.master.notebook_timeout
+    logging = _logging(cfg, secrets)
+    if logging:
+        config["logging"] = logging
+    if cfg.master.retention:
+        config["retention_policy"] = {
+            "log_retention_days": cfg.master.retention.log_retention_days,
+            "schedule": cfg.master.retention.schedule,
+        }
+    config["webhooks"] = _webhooks(cfg, secrets)
+    # The user's own keys last (checked against the version's key set when the config loads).
+    return config  # WIRE config_overrides.merge(config, cfg.master.config_overrides)
+
+
+def _webhooks(cfg: StackConfig, secrets: MasterSecrets) -> dict[str, Any]:
+    """Links in webhook payloads point at the master's public address; the signing key is
+    kept in state (generated once when not configured) so receivers keep verifying."""
+    section: dict[str, Any] = {}
+    base_url = cfg.master.webhooks.base_url
+    if base_url is None and isinstance(cfg.tls, ExposedTls):
+        base_url = f"https://{cfg.tls.host}"
+    if base_url:
+        section["base_url"] = base_url
+    section["signing_key"] = secrets.webhook_signing_key
+    return section
+
+
+def _logging(cfg: StackConfig, secrets: MasterSecrets) -> dict[str, Any] | None:
+    logging = cfg.master.logging
+    if not isinstance(logging, ElasticLogging):
+        return None
+    section: dict[str, Any] = {"type": "elastic", "host": logging.host, "port": logging.port}
+    if logging.security:
+        section["security"] = {
+            "username": logging.security.username,
+            "password": secrets.reveal(logging.security.password),
+        }
+        if logging.security.tls:
+            section["security"]["tls"] = {"enabled": True}
+    return section
 
 
 def _task_master_address(cfg: StackConfig) -> dict[str, Any]:

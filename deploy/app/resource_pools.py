@@ -12,6 +12,7 @@ import pulumi
 
 from deploy import defaults, kube, versions
 from deploy.addons import kueue
+from deploy.app import ca_bundle, proxy, registry
 from deploy.config import NodePool, ResourcePoolConfig, StackConfig
 from deploy.kube import strategic_merge
 
@@ -63,6 +64,20 @@ def service_account(name: str | None) -> dict[str, Any]:
     return {"spec": {"serviceAccountName": name}} if name else {}
 
 
+def project_layer(cfg: StackConfig) -> dict[str, Any]:
+    """What every task pod gets from the project, under the defaults and the pool's own
+    podSpec: image pull Secrets, extra CAs, the proxy."""
+    layers: list[dict[str, Any]] = []
+    if cfg.pull_secrets:
+        layers.append({"spec": registry.pod_field(cfg)})
+    layers.append(ca_bundle.task_layer(cfg, cfg.master.image_reference))
+    proxy_env = proxy.env(cfg)
+    if proxy_env:
+        layers.append({"spec": {"containers": [{"name": defaults.TASK_CONTAINER, "env": proxy_env}]}})
+    layers = [layer for layer in layers if layer]
+    return strategic_merge.merge_pods(*layers) if layers else {}
+
+
 def pool_pod_specs(
     cfg: StackConfig, rp: ResourcePoolConfig, task_service_account: str | None = None
 ) -> dict[str, dict[str, Any]]:
@@ -72,10 +87,11 @@ def pool_pod_specs(
     tcd = cfg.task_container_defaults
     node_pool = cfg.node_pool_of(rp)
     account = service_account(task_service_account)
-    cpu = task_pod(account, tcd.cpu_pod_spec, rp.pod_spec)
+    project = project_layer(cfg)
+    cpu = task_pod(account, project, tcd.cpu_pod_spec, rp.pod_spec)
     if node_pool.gpu:
         cpu = strategic_merge.merge_pods(cpu, _HIDE_GPUS)
-    gpu = task_pod(account, tcd.gpu_pod_spec, rp.pod_spec)
+    gpu = task_pod(account, project, tcd.gpu_pod_spec, rp.pod_spec)
     specs = {"cpu_pod_spec": pin(cpu, node_pool), "gpu_pod_spec": pin(gpu, node_pool)}
     if cfg.queued(rp):
         # Last, like the pinning: the pool's tasks always go through its queue.
@@ -116,13 +132,63 @@ def master_resource_pools(cfg: StackConfig, task_service_account: str | None = N
         entry: dict[str, Any] = {"pool_name": rp.name, "description": rp.description}
         if cfg.master.version_tuple < versions.WORKSPACE_NAMESPACES_SINCE:
             entry["kubernetes_namespace"] = rp.namespace_name
-        tcd: dict[str, Any] = pool_pod_specs(cfg, rp, task_service_account)
+        # Everything, not only what differs: see task_settings.
+        tcd: dict[str, Any] = {**task_settings(cfg), **pool_pod_specs(cfg, rp, task_service_account)}
+        gc_spec = checkpoint_gc_pod_spec(cfg, task_service_account)
+        if gc_spec:
+            tcd["checkpoint_gc_pod_spec"] = gc_spec
         max_slots = pool_max_slots(cfg, rp)
         if max_slots is not None:
             tcd["kubernetes"] = {"max_slots_per_pod": max_slots}
         entry["task_container_defaults"] = tcd
         pools.append(entry)
     return pools
+
+
+def checkpoint_gc_pod_spec(cfg: StackConfig, task_service_account: str | None) -> dict[str, Any] | None:
+    """The checkpoint GC pod (0.34+): it reads and deletes checkpoints, so it runs as the task
+    service account and gets what every task pod gets (pull Secrets, CAs, proxy, volumes)."""
+    if cfg.master.version_tuple < versions.CHECKPOINT_GC_POD_SPEC_SINCE:
+        return None
+    own = cfg.task_container_defaults.checkpoint_gc_pod_spec
+    account = service_account(task_service_account)
+    project = project_layer(cfg)
+    if not (own or account or project):
+        return None
+    return task_pod(account, project, own)
+
+
+def task_settings(cfg: StackConfig) -> dict[str, Any]:
+    """The task_container_defaults keys besides pod specs, in the keys the version knows.
+    Written at the top and into every pool's task_container_defaults alike: a pool's
+    section replaces the top one before 0.35 and, after, brings its own defaults for
+    shm_size_bytes and network_mode (4 GiB, bridge) over the top one's."""
+    tcd = cfg.task_container_defaults
+    version = cfg.master.version_tuple
+    out: dict[str, Any] = {"shm_size_bytes": tcd.shm_size_bytes, "network_mode": tcd.network_mode}
+    images = tcd.images.model_dump(exclude_none=True)
+    if images:
+        out["image"] = images
+    if tcd.force_pull_image:
+        out["force_pull_image"] = True
+    if tcd.env:
+        out["environment_variables"] = [f"{name}={value}" for name, value in tcd.env.items()]
+    if tcd.dtrain_network_interface:
+        out["dtrain_network_interface"] = tcd.dtrain_network_interface
+    if tcd.startup_hook and version >= versions.STARTUP_HOOK_SINCE:
+        out["startup_hook"] = tcd.startup_hook
+    if tcd.log_policies is not None and version >= versions.LOG_POLICIES_SINCE:
+        out["log_policies"] = [_log_policy(policy, version) for policy in tcd.log_policies]
+    return out
+
+
+def _log_policy(policy: Any, version: tuple[int, int, int]) -> dict[str, Any]:
+    entry: dict[str, Any] = {"pattern": policy.pattern}
+    if policy.name and version >= versions.LOG_POLICY_NAME_SINCE:
+        entry = {"name": policy.name, **entry}
+    if policy.action:
+        entry["action"] = {"type": policy.action}
+    return entry
 
 
 def namespaces(cfg: StackConfig) -> list[dict[str, Any]]:
@@ -164,9 +230,33 @@ def task_service_accounts(cfg: StackConfig, annotations: dict[str, Any]) -> list
     return accounts
 
 
+def namespace_objects(cfg: StackConfig, docker_config: Any = None) -> list[dict[str, Any]]:
+    """What pods find in every namespace they run in (the master's included): the registry
+    Secret made from registryCredentials (`docker_config`: its secret document) and the CA
+    bundle's ConfigMap."""
+    objects = []
+    for ns in cfg.task_namespaces:
+        if cfg.registry_credentials:
+            objects.append(registry.pull_secret(ns, docker_config))
+        bundle = ca_bundle.config_map(cfg, ns)
+        if bundle:
+            objects.append(bundle)
+    return objects
+
+
+def _docker_config(cfg: StackConfig) -> pulumi.Output[str] | None:
+    login = cfg.registry_credentials
+    if login is None:
+        return None
+    return pulumi.Output.secret(
+        registry.docker_config(login.server, login.username, login.password.get_secret_value())
+    )
+
+
 class ResourcePools(pulumi.ComponentResource):
-    """Namespaces (and quotas) for the resource pools, and the task service accounts when
-    the platform binds storage to them (`storage_identity`)."""
+    """Namespaces (and quotas) for the resource pools, the task service accounts when the
+    platform binds storage to them (`storage_identity`), and in every namespace pods run in
+    the registry Secret and CA bundle they use."""
 
     def __init__(
         self,
@@ -191,6 +281,9 @@ class ResourcePools(pulumi.ComponentResource):
             for obj in task_service_accounts(cfg, storage_identity):
                 ns = self.namespaces.get(obj["metadata"]["namespace"], master_namespace)
                 kube.register(obj, pulumi.ResourceOptions(parent=self, depends_on=[ns]))
+        for obj in namespace_objects(cfg, _docker_config(cfg)):
+            ns = self.namespaces.get(obj["metadata"]["namespace"], master_namespace)
+            kube.register(obj, pulumi.ResourceOptions(parent=self, depends_on=[ns]))
         for rp in cfg.resource_pools:
             obj = quota(rp)
             if obj:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from deploy import defaults, kube, versions
-from deploy.app import master
+from deploy.app import master, system_pods
 from deploy.config import StackConfig
 from deploy.config.tls import MasterTls
 
@@ -144,6 +144,7 @@ def job(
     pod_spec = {
         "restartPolicy": "Never",
         "priorityClassName": defaults.SYSTEM_PRIORITY_CLASS,
+        **system_pods.pod_fields(cfg),
         # It talks to the master only: no Kubernetes API token, no service links.
         "automountServiceAccountToken": False,
         "enableServiceLinks": False,

@@ -2,14 +2,39 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, field_validator
+from pydantic import AfterValidator, BeforeValidator, Field, field_validator
 
 from deploy import defaults
 from deploy.config.base import ConfigModel, default_tag
+from deploy.config.master import Resources
 from deploy.config.secrets import Secret
-from deploy.config.syntax import DnsSubdomain, Flag, NonEmpty, Quantity, whole_number
+from deploy.config.syntax import (
+    DnsSubdomain,
+    Flag,
+    ImageReference,
+    NonEmpty,
+    Quantity,
+    pattern_check,
+    whole_number,
+)
+
+# Settings the StatefulSet, its volume and its Service depend on.
+_OWNED_SETTINGS = {"data_directory", "port", "listen_addresses", "hba_file", "config_file"}
+
+
+_SettingName = Annotated[
+    str,
+    AfterValidator(
+        pattern_check(r"[a-z_][a-z0-9_.]*", "a PostgreSQL setting name (example: max_connections)", 63)
+    ),
+]
+
+
+def _setting(value: str | int | float) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
 
 SslMode = Literal["disable", "allow", "prefer", "require", "verify-ca", "verify-full"]
 
@@ -22,6 +47,32 @@ class InClusterDatabase(ConfigModel):
     storage_class: DnsSubdomain | None = None
     # To reattach a kept volume with the password it was created with.
     password: Secret | None = None
+    # A mirror of the pinned PostgreSQL image (same major version: the data directory is
+    # only readable by it).
+    image: ImageReference | None = None
+    resources: Resources | None = None  # default: defaults.DB_RESOURCES
+    # postgres -c settings, over the defaults (max_connections 96, shared_buffers 512MB).
+    parameters: dict[_SettingName, str | int | float] = Field(default_factory=dict)
+
+    @field_validator("parameters")
+    @classmethod
+    def _settable(cls, value: dict[str, Any]) -> dict[str, Any]:
+        owned = sorted(set(value) & _OWNED_SETTINGS)
+        if owned:
+            raise ValueError(
+                f"{', '.join(owned)} cannot be set here: the project sets the data directory, "
+                "port and listen addresses the Service and volume rely on"
+            )
+        return value
+
+    @property
+    def settings(self) -> dict[str, str]:
+        """postgres -c settings: the defaults, then the configured parameters."""
+        return {**defaults.DB_SETTINGS, **{k: _setting(v) for k, v in self.parameters.items()}}
+
+    @property
+    def container_resources(self) -> dict[str, Any]:
+        return self.resources.manifest() if self.resources else defaults.DB_RESOURCES
 
 
 class ExternalDatabase(ConfigModel):

@@ -3,13 +3,25 @@
 from __future__ import annotations
 
 import re
+from typing import Annotated, Any, Literal
 
-from pydantic import field_validator
+from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 
 from deploy import versions
-from deploy.config.base import ConfigModel
+from deploy.config.base import ConfigModel, default_tag
 from deploy.config.secrets import Secret
-from deploy.config.syntax import Flag, ImageRepository, Quantity, Version
+from deploy.config.syntax import (
+    DnsSubdomain,
+    EnvName,
+    Flag,
+    HttpUrl,
+    ImageReference,
+    ImageRepository,
+    NonEmpty,
+    Quantity,
+    Version,
+    whole_number,
+)
 
 
 def _password_rule(value: Secret | None) -> Secret | None:
@@ -25,6 +37,120 @@ def _password_rule(value: Secret | None) -> Secret | None:
     return value
 
 
+class ResourceAmounts(ConfigModel):
+    cpu: Quantity | None = None
+    memory: Quantity | None = None
+
+
+class Resources(ConfigModel):
+    """Container requests and limits (the Kubernetes ResourceRequirements of one container)."""
+
+    requests: ResourceAmounts = Field(default_factory=ResourceAmounts)
+    limits: ResourceAmounts = Field(default_factory=ResourceAmounts)
+
+    def manifest(self) -> dict[str, Any]:
+        """As a container's `resources` field (unset amounts left out)."""
+        out: dict[str, Any] = {}
+        for key in ("requests", "limits"):
+            amounts = getattr(self, key).model_dump(exclude_none=True)
+            if amounts:
+                out[key] = amounts
+        return out
+
+
+# A cron schedule of five fields, or a Go duration (the master's retention schedule).
+_CRON = re.compile(r"(\S+\s+){4}\S+")
+_DURATION = re.compile(r"([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+")
+
+
+def _schedule(value: str) -> str:
+    if not (_CRON.fullmatch(value.strip()) or _DURATION.fullmatch(value)):
+        raise ValueError(
+            f"{value!r} is not a cron schedule of five fields (example: '0 3 * * *') or a duration (24h)"
+        )
+    return value
+
+
+class RetentionPolicy(ConfigModel):
+    """Task log retention (0.31+): logs older than logRetentionDays are deleted on schedule;
+    -1 keeps them forever."""
+
+    log_retention_days: whole_number(-1, 32767) = -1
+    schedule: Annotated[str, AfterValidator(_schedule)] = "0 3 * * *"
+
+
+class Webhooks(ConfigModel):
+    """Webhook payloads link to baseUrl (default: https://<tls.host>); signingKey signs them
+    (generated once and kept in state when absent, so signatures survive restarts)."""
+
+    base_url: HttpUrl | None = None
+    signing_key: Secret | None = None
+
+
+class DefaultTaskUser(ConfigModel):
+    """The Linux user and group tasks run as when the Determined user has none linked."""
+
+    uid: whole_number(0)
+    gid: whole_number(0)
+    user: NonEmpty
+    group: NonEmpty
+
+
+class Observability(ConfigModel):
+    enable_prometheus: Flag = False
+
+
+class DefaultLogging(ConfigModel):
+    """Task logs kept in the master's database."""
+
+    type: Literal["default"]
+
+
+class ElasticSecurity(ConfigModel):
+    username: NonEmpty
+    password: Secret
+    tls: Flag = False  # the CA it presents: see master.caBundle
+
+
+class ElasticLogging(ConfigModel):
+    """Task logs shipped to Elasticsearch (the master reads them back from there)."""
+
+    type: Literal["elastic"]
+    host: NonEmpty  # a host name, an address or a Service name
+    port: whole_number(1, 65535) = 9200
+    security: ElasticSecurity | None = None
+
+
+LoggingConfig = Annotated[
+    DefaultLogging | ElasticLogging,
+    BeforeValidator(default_tag("type", "default")),
+    Field(discriminator="type"),
+]
+
+
+class Proxy(ConfigModel):
+    """An HTTP(S) proxy the master and tasks use for outside addresses; cluster-internal
+    addresses (.svc, .cluster.local, the service network) always bypass it."""
+
+    http_proxy: HttpUrl | None = None
+    https_proxy: HttpUrl | None = None
+    no_proxy: str = ""
+
+
+class ServiceConfig(ConfigModel):
+    """The master's Service: ClusterIP by default; LoadBalancer or NodePort only where the
+    master ends TLS itself (tls.mode master)."""
+
+    type: Literal["ClusterIP", "LoadBalancer", "NodePort"] = "ClusterIP"
+    annotations: dict[str, str] = Field(default_factory=dict)
+
+
+def _pem(value: str | None) -> str | None:
+    if value is not None and "-----BEGIN CERTIFICATE-----" not in value:
+        raise ValueError("must be CA certificates in PEM form (-----BEGIN CERTIFICATE----- ...)")
+    return value
+
+
 class MasterConfig(ConfigModel):
     version: Version = versions.DEFAULT_DETERMINED_VERSION
     image_registry: ImageRepository = "determinedai"
@@ -32,6 +158,33 @@ class MasterConfig(ConfigModel):
     memory: Quantity = "8Gi"
     initial_user_password: Secret | None = None
     telemetry: Flag = False
+    # A full image reference (a mirror, the enterprise image): replaces imageRegistry + version.
+    image: ImageReference | None = None
+    log_level: Literal["trace", "debug", "info", "warn", "error"] = "info"
+    # Seconds before an idle notebook (and its GPUs) is stopped; 0: never.
+    notebook_timeout: whole_number(0) = 3600
+    # Seconds before an idle TensorBoard is stopped (the master's own default).
+    tensorboard_timeout: whole_number(60) = 300
+    retention: RetentionPolicy | None = None
+    webhooks: Webhooks = Field(default_factory=Webhooks)
+    default_task_user: DefaultTaskUser | None = None
+    observability: Observability = Field(default_factory=Observability)
+    logging: LoggingConfig = Field(default_factory=lambda: {"type": "default"}, validate_default=True)
+    # CA certificates the master and tasks trust besides the public ones (private S3/MinIO,
+    # Elasticsearch, a TLS-intercepting proxy): PEM text, or a Secret in every task namespace.
+    ca_bundle: Annotated[str | None, AfterValidator(_pem)] = None
+    ca_bundle_secret: DnsSubdomain | None = None
+    proxy: Proxy | None = None
+    # The node pool the master (and the in-cluster database) run on; default: the first
+    # untainted on-demand CPU pool.
+    node_pool: NonEmpty | None = None
+    # Requests and limits; default: cpu and memory above as both.
+    resources: Resources | None = None
+    service: ServiceConfig = Field(default_factory=ServiceConfig)
+    pod_annotations: dict[str, str] = Field(default_factory=dict)
+    env: dict[EnvName, str] = Field(default_factory=dict)
+    # master.yaml keys merged in last (snake_case, as the master reads them); checked per version.
+    config_overrides: dict[str, Any] = Field(default_factory=dict)
 
     _password = field_validator("initial_user_password")(_password_rule)
 
@@ -42,6 +195,28 @@ class MasterConfig(ConfigModel):
             oldest = ".".join(map(str, versions.MIN_DETERMINED_VERSION))
             raise ValueError(f"Determined {value} is older than the oldest supported, {oldest}")
         return value
+
+    @model_validator(mode="after")
+    def _one_ca_bundle(self) -> MasterConfig:
+        if self.ca_bundle and self.ca_bundle_secret:
+            raise ValueError("give caBundle (PEM) or caBundleSecret (a Secret name), not both")
+        return self
+
+    @property
+    def container_resources(self) -> dict[str, Any]:
+        if self.resources is not None:
+            return self.resources.manifest()
+        amounts = {"cpu": self.cpu, "memory": self.memory}
+        return {"requests": dict(amounts), "limits": dict(amounts)}
+
+    @property
+    def image_reference(self) -> str:
+        """The master's image: `image` as given, else the registry's image of `version`."""
+        return self.image or f"{self.image_registry}/determined-master:{self.version}"
+
+    @property
+    def has_ca_bundle(self) -> bool:
+        return bool(self.ca_bundle or self.ca_bundle_secret)
 
     @property
     def version_tuple(self) -> tuple[int, int, int]:

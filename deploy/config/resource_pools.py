@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, field_validator
 
 from deploy import defaults, kube
 from deploy.config.base import ConfigModel
-from deploy.config.syntax import DnsLabel, Fraction, NonEmpty, Quantity, pattern_check, whole_number
+from deploy.config.syntax import (
+    DnsLabel,
+    EnvName,
+    Flag,
+    Fraction,
+    ImageReference,
+    NonEmpty,
+    Quantity,
+    pattern_check,
+    whole_number,
+)
 
 POD_KEYS = {"apiVersion", "kind", "metadata", "spec"}
 
@@ -133,7 +144,42 @@ class ResourcePoolConfig(ConfigModel):
         return kube.dns_label(f"determined-{self.name}")
 
 
+class TaskImages(ConfigModel):
+    """Default task images (a mirror, or images with your libraries)."""
+
+    cpu: ImageReference | None = None
+    gpu: ImageReference | None = None
+
+
+class LogPolicy(ConfigModel):
+    """A pattern matched against task logs and what the master does on a match (0.26.4+;
+    `name` 0.38+)."""
+
+    name: NonEmpty | None = None
+    pattern: NonEmpty
+    action: Literal["cancel_retries", "exclude_node"] | None = None
+
+    @field_validator("pattern")
+    @classmethod
+    def _regex(cls, value: str) -> str:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"is not a regular expression ({exc})") from None
+        return value
+
+
 class TaskContainerDefaultsConfig(ConfigModel):
+    images: TaskImages = Field(default_factory=TaskImages)
+    force_pull_image: Flag = False
+    env: dict[EnvName, str] = Field(default_factory=dict)
+    # /dev/shm of each task (the master's default: 4 GiB).
+    shm_size_bytes: whole_number(1, 2**63 - 1) = 4294967296
+    # host: task pods on the node's network (RDMA, several NICs); the master's default: bridge.
+    network_mode: Literal["bridge", "host"] = "bridge"
+    dtrain_network_interface: NonEmpty | None = None
+    startup_hook: NonEmpty | None = None  # a shell command run before each task (0.31+)
+    log_policies: list[LogPolicy] | None = None
     cpu_pod_spec: dict[str, Any] = Field(default_factory=dict)
     gpu_pod_spec: dict[str, Any] = Field(default_factory=dict)
     checkpoint_gc_pod_spec: dict[str, Any] = Field(default_factory=dict)

@@ -40,8 +40,9 @@ from deploy.config.resource_pools import (
     determined_owned,
     pod_form_problem,
 )
-from deploy.config.syntax import DnsLabel, Flag, NonEmpty, dns_label_problem, quantity_value
-from deploy.config.tls import CertManagerCertificate, ExposedTls, TlsConfig
+from deploy.config.secrets import Secret
+from deploy.config.syntax import DnsLabel, DnsSubdomain, Flag, NonEmpty, dns_label_problem, quantity_value
+from deploy.config.tls import CertManagerCertificate, ExposedTls, MasterTls, TlsConfig
 from deploy.kube import strategic_merge, validation
 
 # Queue quotas of resources whose amount is not known: covered (Kueue refuses a task asking
@@ -65,6 +66,14 @@ def _refuse_coscheduler(value: Any) -> Any:
     return value
 
 
+class RegistryCredentials(ConfigModel):
+    """A private registry's login; the password (a token) is a secret."""
+
+    server: NonEmpty  # as image references name it: registry.example.com, ghcr.io, ...
+    username: NonEmpty
+    password: Secret
+
+
 class StackConfig(ConfigModel):
     cloud: str
     environment: Literal["dev", "prod"] = "dev"
@@ -86,6 +95,11 @@ class StackConfig(ConfigModel):
     kueue: KueueConfig = Field(default_factory=KueueConfig)
     task_container_defaults: TaskContainerDefaultsConfig = Field(default_factory=TaskContainerDefaultsConfig)
     slots: SlotsConfig = Field(default_factory=SlotsConfig)
+    # Secrets (dockerconfigjson) every pod the project runs pulls images with; each must
+    # exist in the master's namespace and every pool namespace.
+    image_pull_secrets: list[DnsSubdomain] = Field(default_factory=list)
+    # Registry credentials the project turns into such a Secret in each of those namespaces.
+    registry_credentials: RegistryCredentials | None = None
     # Use Determined's two PriorityClasses as another install in the cluster created them
     # (they are cluster-wide), instead of creating them.
     adopt_priority_classes: Flag = False
@@ -180,6 +194,20 @@ class StackConfig(ConfigModel):
         return list(dict.fromkeys([self.namespace, *(rp.namespace_name for rp in self.resource_pools)]))
 
     @property
+    def pull_secrets(self) -> list[str]:
+        """Every image pull Secret pods name: the configured ones, then the project's own."""
+        own = [defaults.REGISTRY_SECRET] if self.registry_credentials else []
+        return list(dict.fromkeys([*self.image_pull_secrets, *own]))
+
+    @property
+    def master_node_pool(self) -> NodePool | None:
+        """Where the master and the in-cluster database run: master.nodePool, else the
+        first untainted, on-demand CPU pool (None when there is none: a config error)."""
+        if self.master.node_pool:
+            return next((p for p in self.node_pools if p.name == self.master.node_pool), None)
+        return next((p for p in self.node_pools if _system_capable(p)), None)
+
+    @property
     def data_deletion_allowed(self) -> bool:
         # Refused in prod by validation; kept explicit here for the app.
         return self.allow_data_deletion and self.environment == "dev"
@@ -223,6 +251,11 @@ class EksStack(StackConfig):
 AnyStack = Annotated[ExistingStack | GkeStack | EksStack, Field(discriminator="cloud")]
 
 Add = Callable[[str, str], None]
+
+
+def _system_capable(pool: NodePool) -> bool:
+    """A node pool fit for the master and the database: no taints, no GPUs, not spot."""
+    return not pool.all_taints and not pool.gpu and not getattr(pool, "spot", False)
 
 
 def _node_pool_problems(cfg: StackConfig, add: Add) -> None:
@@ -483,9 +516,75 @@ def _version_problems(cfg: StackConfig, add: Add) -> None:
             versions.CHECKPOINT_GC_POD_SPEC_SINCE,
             "older masters ignore it",
         ),
+        (
+            "master.retention",
+            cfg.master.retention is not None,
+            versions.LOG_RETENTION_SINCE,
+            "older masters have no log retention",
+        ),
+        (
+            "taskContainerDefaults.startupHook",
+            cfg.task_container_defaults.startup_hook is not None,
+            versions.STARTUP_HOOK_SINCE,
+            "older masters have no startup hook",
+        ),
+        (
+            "taskContainerDefaults.logPolicies",
+            cfg.task_container_defaults.log_policies is not None,
+            versions.LOG_POLICIES_SINCE,
+            "older masters have no log policies",
+        ),
+        *(
+            (
+                f"taskContainerDefaults.logPolicies[{i}].name",
+                policy.name is not None,
+                versions.LOG_POLICY_NAME_SINCE,
+                "older masters have unnamed log policies",
+            )
+            for i, policy in enumerate(cfg.task_container_defaults.log_policies or [])
+        ),
     ):
         if is_set and version < since:
             add(key, f"needs master.version {'.'.join(map(str, since))} or newer ({why})")
+
+
+def _master_problems(cfg: StackConfig, add: Add) -> None:
+    """Where the master runs, how it is reached, what it pulls with, what overrides may set."""
+    if cfg.master.node_pool:
+        pool = cfg.master_node_pool
+        if pool is None:
+            add("master.nodePool", f"no node pool named {cfg.master.node_pool!r}")
+        elif not _system_capable(pool):
+            add(
+                "master.nodePool",
+                f"node pool {pool.name!r} is tainted, has GPUs or is spot: the master and database "
+                "need an untainted on-demand CPU pool",
+            )
+    elif cfg.master_node_pool is None and any(not p.all_taints for p in cfg.node_pools):
+        add(
+            "master.nodePool",
+            "no untainted on-demand CPU node pool for the master and database: add one "
+            "(spot: false) or name one here",
+        )
+    if cfg.master.service.type != "ClusterIP" and not isinstance(cfg.tls, MasterTls):
+        add(
+            "master.service.type",
+            f"{cfg.master.service.type} would expose the master without TLS: allowed only with "
+            "tls.mode master (with tls.mode ingress the Gateway is the way in)",
+        )
+    if cfg.master.proxy and not (cfg.master.proxy.http_proxy or cfg.master.proxy.https_proxy):
+        add("master.proxy", "set httpProxy, httpsProxy or both")
+    if cfg.registry_credentials and defaults.REGISTRY_SECRET in cfg.image_pull_secrets:
+        add(
+            "imagePullSecrets",
+            f"{defaults.REGISTRY_SECRET!r} is the Secret made from registryCredentials: "
+            "name another Secret, or leave it out",
+        )
+    _override_problems(cfg, add)
+
+
+def _override_problems(cfg: StackConfig, add: Add) -> None:
+    pass  # WIRE: config_overrides.problems
 
 
 def _pod_spec_problems(cfg: StackConfig, add: Add) -> None:
@@ -646,4 +745,5 @@ _RULES: list[tuple[Callable[[StackConfig, Add], None], set[str]]] = [
     (_cloud_rules, {"cloud", "environment", "cluster", "nodePools", "gpuOperator"}),
     (_queue_problems, {"scheduler", "kueue", "nodePools", "resourcePools", "slots"}),
     (_gateway_problems, {"tls"}),
+    (_master_problems, {"master", "nodePools", "tls", "imagePullSecrets", "registryCredentials"}),
 ]

@@ -113,6 +113,36 @@ ImageRepository = Annotated[
         )
     ),
 ]
+# A pinned image reference: a repository with a tag, a digest, or both
+# (mirror.example.com/determinedai/determined-master:0.38.1, postgres:17.6@sha256:...).
+_IMAGE = re.compile(
+    rf"{_REPOSITORY.pattern}(?::[A-Za-z0-9_][A-Za-z0-9_.-]{{0,127}})?(?:@sha256:[0-9a-f]{{64}})?"
+)
+
+
+def _image_problem(value: str) -> str | None:
+    if len(value) > 255 or not _full(_IMAGE, value):
+        return (
+            f"{value!r} is not an image reference (repository with a tag or digest; example: "
+            "mirror.example.com/determinedai/determined-master:0.38.1)"
+        )
+    last = value.rsplit("/", 1)[-1]
+    if ":" not in last and "@" not in value:
+        return f"{value!r} has no tag or digest: pin the image (example: postgres:17.6)"
+    return None
+
+
+ImageReference = Annotated[str, AfterValidator(_check(_image_problem))]
+# An environment variable name as Kubernetes accepts it (C identifiers, plus '.' and '-').
+EnvName = Annotated[
+    str,
+    AfterValidator(
+        pattern_check(
+            r"[-._a-zA-Z][-._a-zA-Z0-9]*",
+            "an environment variable name (letters, digits, '_', '-' and '.', not starting with a digit)",
+        )
+    ),
+]
 HostName = Annotated[
     str, AfterValidator(pattern_check(_HOSTNAME, "a host name (example: det.example.com)", 253))
 ]

@@ -12,7 +12,9 @@ from deploy.app import database, master_yaml_schema
 from deploy.app import master_yaml as master_config
 from deploy.app.master_yaml import MasterSecrets
 
-SECRETS = MasterSecrets(db_password="Db-Pass-1", initial_user_password="Init-Pass-1")
+SECRETS = MasterSecrets(
+    db_password="Db-Pass-1", initial_user_password="Init-Pass-1", webhook_signing_key="Sign-Key-1"
+)
 
 
 def build(**overrides):
@@ -51,7 +53,7 @@ def test_older_family_0_34_maps_pools_to_namespaces():
 def test_masters_before_0_26_1_get_one_global_slots_value():
     config = build(master={"version": "0.26.0"})
     assert config["resource_manager"]["max_slots_per_pod"] == 4
-    assert "task_container_defaults" not in config
+    assert "kubernetes" not in config["task_container_defaults"]
     # 0.26 does not know security.initial_user_password and would refuse it.
     assert "security" not in config
 
@@ -135,7 +137,11 @@ def test_top_level_keys_follow_the_chart_order():
         "resource_pools",
         "task_container_defaults",
         "telemetry",
+        "observability",
         "cluster_name",
+        "tensorboard_timeout",
+        "notebook_timeout",
+        "webhooks",
     ]
     assert config["port"] == 8081
     assert config["telemetry"] == {"enabled": False}

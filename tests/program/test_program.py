@@ -210,8 +210,10 @@ def _written(result) -> str:
 
 def _generates_passwords(cfg: StackConfig) -> bool:
     db_password = getattr(cfg.database, "password", None)
-    return cfg.master.initial_user_password is None or (
-        cfg.database.mode == "inCluster" and db_password is None
+    return (
+        cfg.master.initial_user_password is None
+        or cfg.master.webhooks.signing_key is None
+        or (cfg.database.mode == "inCluster" and db_password is None)
     )
 
 
