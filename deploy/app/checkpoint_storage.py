@@ -1,7 +1,8 @@
 """Checkpoint storage: the `checkpoint_storage` section of master.yaml.
 
 Buckets themselves (GCS/S3, with workload identity) are created by the cloud platforms (`deploy/platform/`);
-on an existing cluster the bucket is given by name.
+on an existing cluster the bucket is given by name. A directory's share is mounted into the pods
+by `checkpoint_volumes`.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from deploy.config import AzureStorage, GcsStorage, S3Storage, SharedFsStorage
+from deploy.config import AzureStorage, DirectoryStorage, GcsStorage, S3Storage, SharedFsStorage
 from deploy.config.checkpoint_storage import CheckpointStorageConfig
 
 
@@ -34,11 +35,16 @@ def master_checkpoint_storage(
                 section["access_key"] = reveal(cs.access_key)
                 section["secret_key"] = reveal(cs.secret_key)
         case AzureStorage():
-            section = {
-                "type": "azure",
-                "container": cs.container,
-                "connection_string": reveal(cs.connection_string),
-            }
+            section = {"type": "azure", "container": cs.container}
+            if cs.connection_string is not None:
+                section["connection_string"] = reveal(cs.connection_string)
+            else:
+                section["account_url"] = cs.account_url
+                if cs.credential is not None:
+                    section["credential"] = reveal(cs.credential)
+        case DirectoryStorage():
+            # Where tasks see the share; the project mounts it there (checkpoint_volumes).
+            section = {"type": "directory", "container_path": cs.container_path}
     section |= {
         "save_experiment_best": cs.save_experiment_best,
         "save_trial_best": cs.save_trial_best,

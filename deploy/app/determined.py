@@ -11,7 +11,7 @@ import pulumi_kubernetes as k8s
 
 from deploy import defaults, kube
 from deploy.addons import cert_manager, envoy_gateway, kueue
-from deploy.app import database, exposure, master, resource_pools, workspaces
+from deploy.app import checkpoint_volumes, database, exposure, master, resource_pools, workspaces
 from deploy.config import InClusterDatabase, StackConfig
 from deploy.config.tls import CertManagerCertificate, ExposedTls
 from deploy.platform import ClusterHandle
@@ -44,8 +44,9 @@ class Determined(pulumi.ComponentResource):
 
         # The in-cluster database's volume lives in this namespace; deleting the namespace
         # would delete the volume, so it is kept like the volume itself.
+        # So is a checkpoint claim provisioned in it.
         ns_opts = child
-        if isinstance(cfg.database, InClusterDatabase):
+        if isinstance(cfg.database, InClusterDatabase) or checkpoint_volumes.keeps_master_namespace(cfg):
             ns_opts = pulumi.ResourceOptions.merge(
                 child, pulumi.ResourceOptions(retain_on_delete=not cfg.data_deletion_allowed)
             )

@@ -17,7 +17,7 @@ from pulumi.output import Unknown
 
 from deploy import defaults, kube, passwords, versions
 from deploy.addons import envoy_gateway
-from deploy.app import ca_bundle, master_yaml, proxy, system_pods
+from deploy.app import ca_bundle, checkpoint_volumes, master_yaml, proxy, system_pods
 from deploy.app.database import DatabaseEndpoint
 from deploy.config import StackConfig
 from deploy.config.tls import ExposedTls, MasterTls
@@ -245,6 +245,10 @@ def deployment(cfg: StackConfig, config_checksum: Any) -> dict[str, Any]:
     if ca:
         pod_spec["volumes"].append(ca[0])
         container["volumeMounts"].append(ca[1])
+    checkpoints = checkpoint_volumes.master_volume(cfg)
+    if checkpoints:
+        pod_spec["volumes"].append(checkpoints[0])
+        container["volumeMounts"].append(checkpoints[1])
     if isinstance(cfg.tls, MasterTls):
         # The certificate and key master.yaml's security.tls names (tls.crt, tls.key).
         items = [{"key": key, "path": key} for key in ("tls.crt", "tls.key")]

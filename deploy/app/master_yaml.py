@@ -16,7 +16,7 @@ import yaml
 from pydantic import SecretStr
 
 from deploy import defaults, versions
-from deploy.app import checkpoint_storage, resource_pools
+from deploy.app import checkpoint_storage, config_overrides, resource_pools
 from deploy.app.database import DatabaseEndpoint
 from deploy.config import StackConfig
 from deploy.config.master import ElasticLogging
@@ -146,7 +146,7 @@ def master_config(
         }
     config["webhooks"] = _webhooks(cfg, secrets)
     # The user's own keys last (checked against the version's key set when the config loads).
-    return config  # WIRE config_overrides.merge(config, cfg.master.config_overrides)
+    return config_overrides.apply(config, cfg.master.config_overrides)
 
 
 def _webhooks(cfg: StackConfig, secrets: MasterSecrets) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import pulumi
 
 from deploy import defaults, kube, versions
 from deploy.addons import kueue
-from deploy.app import ca_bundle, proxy, registry
+from deploy.app import ca_bundle, checkpoint_volumes, proxy, registry
 from deploy.config import NodePool, ResourcePoolConfig, StackConfig
 from deploy.kube import strategic_merge
 
@@ -66,11 +66,12 @@ def service_account(name: str | None) -> dict[str, Any]:
 
 def project_layer(cfg: StackConfig) -> dict[str, Any]:
     """What every task pod gets from the project, under the defaults and the pool's own
-    podSpec: image pull Secrets, extra CAs, the proxy."""
+    podSpec: image pull Secrets, extra CAs, the checkpoint volume, the proxy."""
     layers: list[dict[str, Any]] = []
     if cfg.pull_secrets:
         layers.append({"spec": registry.pod_field(cfg)})
     layers.append(ca_bundle.task_layer(cfg, cfg.master.image_reference))
+    layers.append(checkpoint_volumes.task_layer(cfg))
     proxy_env = proxy.env(cfg)
     if proxy_env:
         layers.append({"spec": {"containers": [{"name": defaults.TASK_CONTAINER, "env": proxy_env}]}})
@@ -284,6 +285,21 @@ class ResourcePools(pulumi.ComponentResource):
         for obj in namespace_objects(cfg, _docker_config(cfg)):
             ns = self.namespaces.get(obj["metadata"]["namespace"], master_namespace)
             kube.register(obj, pulumi.ResourceOptions(parent=self, depends_on=[ns]))
+        # Checkpoint volumes and claims (directory storage): data, kept like the database's.
+        keep = checkpoint_volumes.data_options(cfg)
+        volumes: dict[str, pulumi.Resource] = {}
+        for obj in checkpoint_volumes.objects(cfg):
+            namespace = obj["metadata"].get("namespace")
+            if namespace is None:
+                volumes[obj["spec"]["claimRef"]["namespace"]] = kube.register(
+                    obj, pulumi.ResourceOptions.merge(pulumi.ResourceOptions(parent=self), keep)
+                )
+                continue
+            volume = volumes.pop(namespace, None)
+            after = [self.namespaces.get(namespace, master_namespace), *([volume] if volume else [])]
+            kube.register(
+                obj, pulumi.ResourceOptions.merge(pulumi.ResourceOptions(parent=self, depends_on=after), keep)
+            )
         for rp in cfg.resource_pools:
             obj = quota(rp)
             if obj:

@@ -8,7 +8,14 @@ values the way Pulumi passes them.
 """
 
 from deploy.config.base import PROJECT
-from deploy.config.checkpoint_storage import AzureStorage, GcsStorage, S3Storage, SharedFsStorage
+from deploy.config.checkpoint_storage import (
+    AzureStorage,
+    DirectoryStorage,
+    GcsStorage,
+    NfsShare,
+    S3Storage,
+    SharedFsStorage,
+)
 from deploy.config.database import ExternalDatabase, InClusterDatabase, ManagedDatabase
 from deploy.config.errors import ConfigError, Problem
 from deploy.config.node_pools import GPU_TAINT, CloudNodePool, ExistingNodePool, NodePool, Taint
@@ -23,6 +30,7 @@ __all__ = [
     "AzureStorage",
     "CloudNodePool",
     "ConfigError",
+    "DirectoryStorage",
     "EksStack",
     "ExistingNodePool",
     "ExistingStack",
@@ -31,6 +39,7 @@ __all__ = [
     "GkeStack",
     "InClusterDatabase",
     "ManagedDatabase",
+    "NfsShare",
     "NodePool",
     "Problem",
     "ResourcePoolConfig",

@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import ipaddress
+import posixpath
+import re
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BeforeValidator, Field
+from pydantic import AfterValidator, BeforeValidator, Field, ValidationError, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from deploy.config.base import ConfigModel, default_tag
 from deploy.config.secrets import Secret
-from deploy.config.syntax import AbsolutePath, HttpUrl, NonEmpty, pattern_check, whole_number
+from deploy.config.syntax import (
+    AbsolutePath,
+    DnsSubdomain,
+    HttpUrl,
+    NonEmpty,
+    Quantity,
+    pattern_check,
+    whole_number,
+)
 
 _S3_BUCKET = r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]"
 _GCS_BUCKET = r"[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]"
@@ -59,14 +71,176 @@ class GcsStorage(Retention):
     prefix: str = ""
 
 
+def _refuse(*problems: tuple[str | None, str]) -> ValidationError:
+    """Problems of a section's keys taken together, each at its own key (None: the section).
+    A model validator's ValueError would name the whole section; the locations of a
+    ValidationError it raises are kept, below the section's."""
+    details = [
+        InitErrorDetails(
+            type=PydanticCustomError("value_error", message), loc=(key,) if key else (), input=None
+        )
+        for key, message in problems
+    ]
+    return ValidationError.from_exception_data("checkpointStorage", details)
+
+
 class AzureStorage(Retention):
+    """A blob container, reached with a connection string, or with the account's URL and a
+    credential (an account key or SAS token). The task harness hands both to the Azure SDK
+    as they are, with no default credential chain: without a credential access is
+    anonymous, which Azure allows for reading public containers only."""
+
     type: Literal["azure"]
     container: NonEmpty
-    connection_string: Secret
+    connection_string: Secret | None = None
+    # https://<account>.blob.core.windows.net (http:// for an emulator such as Azurite)
+    account_url: HttpUrl | None = None
+    credential: Secret | None = None
+
+    @model_validator(mode="after")
+    def _one_way_in(self) -> AzureStorage:
+        if self.connection_string is not None and self.account_url is not None:
+            raise _refuse(("accountUrl", "give connectionString or accountUrl, not both"))
+        if self.connection_string is None and self.account_url is None:
+            raise _refuse(
+                ("connectionString", "required, or accountUrl (with an optional credential) in its place")
+            )
+        if self.account_url is not None and "?" in self.account_url:
+            raise _refuse(
+                ("accountUrl", "no query string: give a SAS token as credential, which is kept secret")
+            )
+        if self.credential is not None and self.account_url is None:
+            raise _refuse(("credential", "only with accountUrl (a connection string carries its own key)"))
+        return self
+
+
+# Where task containers see the share by default: a directory of Determined's own, clear of
+# the image's system directories and of /run/determined (the task's working files).
+DEFAULT_CONTAINER_PATH = "/determined/checkpoints"
+# The claim the stack creates (nfs: one per task namespace; storageClass: one).
+CREATED_CLAIM = "determined-checkpoints"
+DEFAULT_SIZE = "1Ti"
+# Mounting over these (or under the first group) would break the container or the task.
+_SYSTEM_TREES = ("/etc", "/proc", "/sys", "/dev", "/run")
+_IMAGE_DIRS = ("/bin", "/boot", "/lib", "/lib64", "/opt", "/root", "/sbin", "/usr", "/var")
+
+
+def _container_path(value: str) -> str:
+    example = f"example: {DEFAULT_CONTAINER_PATH}"
+    normal = posixpath.normpath(value)
+    if not value.startswith("/") or normal != value or value.startswith("//"):
+        raise ValueError(
+            f"{value!r} is not a normalised absolute path (no '.', '..', '//' or trailing '/'; {example})"
+        )
+    if value == "/":
+        raise ValueError(f"'/' would hide the whole image; choose a directory of its own ({example})")
+    for tree in _SYSTEM_TREES:
+        if value == tree or value.startswith(tree + "/"):
+            why = "Determined's task files (/run/determined)" if tree == "/run" else "the container runtime"
+            raise ValueError(
+                f"{value!r} is under {tree}, used by {why}; choose a directory of its own ({example})"
+            )
+    if value in _IMAGE_DIRS:
+        raise ValueError(
+            f"{value!r} would hide the image's {value}; choose a directory of its own ({example})"
+        )
+    return value
+
+
+ContainerPath = Annotated[str, AfterValidator(_container_path)]
+
+_HOST = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?(\.[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?)*")
+
+
+def _nfs_server(value: str) -> str:
+    try:
+        ipaddress.ip_address(value)
+        return value
+    except ValueError:
+        pass
+    if len(value) > 253 or not _HOST.fullmatch(value):
+        raise ValueError(
+            f"{value!r} is not an NFS server address (an IP address or DNS name; examples: 10.0.0.2, "
+            "fs-0123456789abcdef0.efs.us-east-1.amazonaws.com)"
+        )
+    return value
+
+
+MountOption = Annotated[
+    str, AfterValidator(pattern_check(r"\S+", "a mount option without spaces (example: nfsvers=4.1)"))
+]
+
+
+class NfsShare(ConfigModel):
+    """An NFS export every node can mount: a Filestore instance (its IP, path /<share name>),
+    an EFS file system (its DNS name, path /), a NAS."""
+
+    server: Annotated[str, AfterValidator(_nfs_server)]
+    path: AbsolutePath
+    # Passed to mount on each node (EFS recommends nfsvers=4.1; Filestore basic tiers speak
+    # NFSv3 only).
+    mount_options: list[MountOption] = Field(default_factory=list)
+
+
+class DirectoryStorage(Retention):
+    """Checkpoints in a directory of a shared file system (ReadWriteMany), mounted at
+    `containerPath` in every task pod (and, read-only, in the master), from exactly one source:
+
+    - `claimName`: an existing ReadWriteMany PersistentVolumeClaim. A claim is mounted only
+      by pods of its own namespace, so a claim of that name must exist in the master's
+      namespace and in every resource pool's namespace, all bound to the same share: that
+      is the user's job (the stack creates nothing).
+    - `nfs`: an NFS export; the stack creates, in every namespace tasks run in, a
+      PersistentVolume for it (Retain) and the claim `determined-checkpoints` bound to it.
+    - `storageClass`: the stack creates one claim `determined-checkpoints` of that class (a
+      ReadWriteMany provisioner such as GKE's Filestore classes standard-rwx, premium-rwx,
+      zonal-rwx, enterprise-rwx, enterprise-multishare-rwx). A provisioned volume is one
+      claim in one namespace: valid only when every task namespace is the master's
+      (deploy/config/checkpoint_directory.py).
+
+    `size`: the claim's request (and the PersistentVolume's capacity with nfs); default 1Ti.
+    The share's root must be writable by the user tasks run as.
+    """
+
+    type: Literal["directory"]
+    container_path: ContainerPath = DEFAULT_CONTAINER_PATH
+    claim_name: DnsSubdomain | None = None
+    nfs: NfsShare | None = None
+    storage_class: DnsSubdomain | None = None
+    size: Quantity | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> DirectoryStorage:
+        given = [key for key, value in self._sources().items() if value is not None]
+        allowed = "claimName (an existing ReadWriteMany claim), nfs {server, path} or storageClass"
+        if not given:
+            raise _refuse((None, f"type directory needs one source: {allowed}"))
+        if len(given) > 1:
+            raise _refuse((given[1], f"{given[0]} and {given[1]} are alternatives; give one of {allowed}"))
+        if self.claim_name is not None and self.size is not None:
+            raise _refuse(("size", "only with nfs or storageClass (an existing claim has its own size)"))
+        return self
+
+    def _sources(self) -> dict[str, object]:
+        return {"claimName": self.claim_name, "nfs": self.nfs, "storageClass": self.storage_class}
+
+    @property
+    def claim(self) -> str:
+        """The claim task pods mount: the user's, or the one the stack creates."""
+        return self.claim_name or CREATED_CLAIM
+
+    @property
+    def capacity(self) -> str:
+        return self.size or DEFAULT_SIZE
+
+    @property
+    def provisioned(self) -> bool:
+        """Whether a storage class provisions the volume (on gke: the Filestore CSI driver)."""
+        return self.storage_class is not None
 
 
 CheckpointStorageConfig = Annotated[
-    SharedFsStorage | S3Storage | GcsStorage | AzureStorage,
+    SharedFsStorage | S3Storage | GcsStorage | AzureStorage | DirectoryStorage,
     BeforeValidator(default_tag("type", "sharedFs")),
     Field(discriminator="type"),
 ]

@@ -204,10 +204,17 @@ class MasterConfig(ConfigModel):
 
     @property
     def container_resources(self) -> dict[str, Any]:
-        if self.resources is not None:
-            return self.resources.manifest()
+        """Requests and limits of the master container: `resources` where given (requests
+        it leaves out come from cpu/memory; the memory limit defaults to the request, so
+        the master is never evicted for growing past what it asked for), else cpu and memory
+        as both (Guaranteed QoS)."""
         amounts = {"cpu": self.cpu, "memory": self.memory}
-        return {"requests": dict(amounts), "limits": dict(amounts)}
+        if self.resources is None:
+            return {"requests": dict(amounts), "limits": dict(amounts)}
+        given = self.resources.manifest()
+        requests = amounts | given.get("requests", {})
+        limits = {"memory": requests["memory"]} | given.get("limits", {})
+        return {"requests": requests, "limits": limits}
 
     @property
     def image_reference(self) -> str:

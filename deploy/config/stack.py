@@ -18,6 +18,7 @@ from deploy import defaults, versions
 from deploy.config import capacity
 from deploy.config.addons import GpuOperatorConfig, KueueConfig
 from deploy.config.base import ConfigModel
+from deploy.config.checkpoint_directory import directory_problems
 from deploy.config.checkpoint_storage import (
     CheckpointStorageConfig,
     GcsStorage,
@@ -584,7 +585,11 @@ def _master_problems(cfg: StackConfig, add: Add) -> None:
 
 
 def _override_problems(cfg: StackConfig, add: Add) -> None:
-    pass  # WIRE: config_overrides.problems
+    # Imported here: the check lives with master.yaml, whose builders import this module.
+    from deploy.app import config_overrides
+
+    for path, message in config_overrides.problems(cfg.master.config_overrides, cfg.master.version):
+        add(f"master.configOverrides.{path}" if path else "master.configOverrides", message)
 
 
 def _pod_spec_problems(cfg: StackConfig, add: Add) -> None:
@@ -746,4 +751,8 @@ _RULES: list[tuple[Callable[[StackConfig, Add], None], set[str]]] = [
     (_queue_problems, {"scheduler", "kueue", "nodePools", "resourcePools", "slots"}),
     (_gateway_problems, {"tls"}),
     (_master_problems, {"master", "nodePools", "tls", "imagePullSecrets", "registryCredentials"}),
+    (
+        directory_problems,
+        {"checkpointStorage", "namespace", "resourcePools", "cloud", "master", "taskContainerDefaults"},
+    ),
 ]

@@ -19,6 +19,7 @@ _RESOURCE_CLASSES = {
     ("v1", "ServiceAccount"): "pulumi_kubernetes.core.v1:ServiceAccount",
     ("v1", "Secret"): "pulumi_kubernetes.core.v1:Secret",
     ("v1", "Service"): "pulumi_kubernetes.core.v1:Service",
+    ("v1", "PersistentVolume"): "pulumi_kubernetes.core.v1:PersistentVolume",
     ("v1", "PersistentVolumeClaim"): "pulumi_kubernetes.core.v1:PersistentVolumeClaim",
     ("v1", "ResourceQuota"): "pulumi_kubernetes.core.v1:ResourceQuota",
     ("apps/v1", "Deployment"): "pulumi_kubernetes.apps.v1:Deployment",

@@ -339,7 +339,7 @@ BAD_CASES = [
     (
         "storage type",
         {"checkpointStorage": {"type": "hdfs"}},
-        "determined:checkpointStorage.type: must be one of 'sharedFs', 's3', 'gcs', 'azure' (got 'hdfs')",
+        "determined:checkpointStorage.type: must be one of 'sharedFs', 's3', 'gcs', 'azure', 'directory' (got 'hdfs')",
     ),
     (
         "bucket on existing",
