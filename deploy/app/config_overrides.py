@@ -19,6 +19,7 @@ start on those; `master_yaml_schema.MASTER_RULES` covers only keys the project w
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
@@ -147,6 +148,25 @@ def merge(config: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
         else:
             merged[key] = copy.deepcopy(value)
     return merged
+
+
+# Override keys whose values are secrets by their name (oidc.client_secret, scim.auth.password,
+# ...): previews show them as placeholders, like the project's own secrets.
+_SECRET_NAME = re.compile(r"password|secret|token|(^|_)key$", re.IGNORECASE)
+
+
+def redacted(overrides: Any, placeholder: str) -> Any:
+    """`overrides` with the value of every secret-named key replaced by `placeholder`."""
+    if isinstance(overrides, dict):
+        return {
+            k: placeholder
+            if _SECRET_NAME.search(str(k)) and not isinstance(v, dict)
+            else redacted(v, placeholder)
+            for k, v in overrides.items()
+        }
+    if isinstance(overrides, list):
+        return [redacted(item, placeholder) for item in overrides]
+    return overrides
 
 
 def apply(config: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:

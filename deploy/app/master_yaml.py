@@ -146,7 +146,10 @@ def master_config(
         }
     config["webhooks"] = _webhooks(cfg, secrets)
     # The user's own keys last (checked against the version's key set when the config loads).
-    return config_overrides.apply(config, cfg.master.config_overrides)
+    overrides = cfg.master.config_overrides
+    if secrets.redact:
+        overrides = config_overrides.redacted(overrides, defaults.REDACTED)
+    return config_overrides.apply(config, overrides)
 
 
 def _webhooks(cfg: StackConfig, secrets: MasterSecrets) -> dict[str, Any]:

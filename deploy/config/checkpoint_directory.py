@@ -38,13 +38,6 @@ def directory(cfg: StackConfig) -> DirectoryStorage | None:
     return cs if isinstance(cs, DirectoryStorage) else None
 
 
-def needs_filestore_driver(cfg: StackConfig) -> bool:
-    """Whether the GKE cluster needs its Filestore CSI driver enabled: checkpoints on a claim
-    the stack has provisioned by a storage class (on gke only Filestore serves ReadWriteMany)."""
-    cs = directory(cfg)
-    return cfg.cloud == "gke" and cs is not None and cs.provisioned
-
-
 def _overlap(a: str, b: str) -> bool:
     """Whether one directory is the other or lies below it."""
     return a == b or a.startswith(b.rstrip("/") + "/") or b.startswith(a.rstrip("/") + "/")

@@ -474,3 +474,24 @@ def test_owned_parents_cover_every_owned_key():
         parts = path.lower().split(".")
         for i in range(1, len(parts)):
             assert ".".join(parts[:i]) in config_overrides._OWNED_PARENTS
+
+
+def test_previews_hide_secret_named_override_values():
+    overrides = {
+        "oidc": {"client_id": "determined", "client_secret": "s3cret"},
+        "scim": {"auth": {"type": "basic", "username": "u", "password": "p4ss"}},
+        "security": {"token": {"private_key": "k"}},
+        "integrations": [{"api_token": "t"}],
+    }
+    assert config_overrides.redacted(overrides, "[secret]") == {
+        "oidc": {"client_id": "determined", "client_secret": "[secret]"},
+        "scim": {"auth": {"type": "basic", "username": "u", "password": "[secret]"}},
+        "security": {"token": {"private_key": "[secret]"}},
+        "integrations": [{"api_token": "[secret]"}],
+    }
+    cfg = make_config(master={"configOverrides": {"oidc": {"client_secret": "s3cret"}}})
+    db = database.endpoint(cfg)
+    preview = master_yaml_module.master_config(cfg, db, MasterSecrets.redacted())
+    assert preview["oidc"] == {"client_secret": "[secret]"}
+    real = master_yaml_module.master_config(cfg, db, MasterSecrets("a", "b", "c"))
+    assert real["oidc"] == {"client_secret": "s3cret"}

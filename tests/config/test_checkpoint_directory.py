@@ -11,7 +11,7 @@ from conftest import BASE, raw_config
 from pydantic import TypeAdapter
 
 from deploy.config import AzureStorage, ConfigError, DirectoryStorage, load_config, secret_fields
-from deploy.config.checkpoint_directory import directory_problems, needs_filestore_driver
+from deploy.config.checkpoint_directory import directory_problems
 from deploy.config.stack import AnyStack
 
 NFS = {"server": "10.0.0.2", "path": "/share"}
@@ -414,24 +414,9 @@ def test_eks_refuses_a_storage_class_and_points_to_efs_over_nfs():
     "storage_class",
     ["standard-rwx", "premium-rwx", "enterprise-rwx", "zonal-rwx", "enterprise-multishare-rwx", "mine"],
 )
-def test_gke_takes_any_storage_class_and_then_needs_the_filestore_driver(storage_class):
+def test_gke_takes_any_storage_class_where_tasks_share_one_namespace(storage_class):
     raw = in_master_namespace({**GKE, "checkpointStorage": directory(storageClass=storage_class)})
     assert rule(raw) == []
-    assert needs_filestore_driver(stack(raw))
-
-
-@pytest.mark.parametrize(
-    "raw",
-    [
-        {**GKE, "checkpointStorage": directory(nfs=NFS)},
-        {**GKE, "checkpointStorage": directory(claimName="x")},
-        {**GKE, "checkpointStorage": {"type": "gcs"}},
-        in_master_namespace(raw_config(checkpointStorage=directory(storageClass="standard-rwx"))),
-    ],
-    ids=["gke nfs", "gke claim", "gke gcs", "existing class"],
-)
-def test_the_filestore_driver_is_needed_only_for_a_storage_class_on_gke(raw):
-    assert not needs_filestore_driver(stack(raw))
 
 
 @pytest.mark.parametrize("mount", ["/etc/determined", "/etc/determined-tls", "/etc/determined/ckpt", "/etc"])
