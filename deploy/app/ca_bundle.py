@@ -68,14 +68,7 @@ def task_layer(cfg: StackConfig, image: str) -> dict[str, Any]:
             {"name": COMPONENT, "mountPath": MOUNT_DIR, "readOnly": True},
             {"name": "ca-trust", "mountPath": TRUST_DIR},
         ],
-        "securityContext": {
-            "runAsNonRoot": True,
-            "runAsUser": RUN_AS,
-            "runAsGroup": RUN_AS,
-            "allowPrivilegeEscalation": False,
-            "readOnlyRootFilesystem": True,
-            "capabilities": {"drop": ["ALL"]},
-        },
+        "securityContext": kube.restricted_container(RUN_AS),
     }
     container = {
         "name": defaults.TASK_CONTAINER,

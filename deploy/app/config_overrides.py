@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from deploy.app import master_yaml_schema
-from deploy.config.errors import format_path
+from deploy.config.errors import format_path, kind_of
 
 
 class Owned(NamedTuple):
@@ -222,20 +222,6 @@ def _owned_keys(overrides: dict[str, Any]) -> tuple[list[tuple[str, str]], dict[
     return found, walk(overrides, "")
 
 
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true or false"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    return type(value).__name__
-
-
 def _paths(value: Any, parts: tuple[Any, ...] = ()) -> Iterator[str]:
     """The key path of every node of a document, as master_yaml_schema writes them."""
     yield format_path(parts)
@@ -276,7 +262,7 @@ def problems(overrides: Any, version: str) -> list[tuple[str, str]]:
     (nothing can be vouched for). Raises ValueError for a version that is not X.Y.Z
     (master.version's own validation refuses it)."""
     if not isinstance(overrides, dict):
-        return [("", f"must be a mapping of master.yaml keys, got {_kind(overrides)}")]
+        return [("", f"must be a mapping of master.yaml keys, got {kind_of(overrides)}")]
     v = master_yaml_schema.parse_version(version)
     found, rest = _owned_keys(overrides)
     oldest, newest = master_yaml_schema.known_range()

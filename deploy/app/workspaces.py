@@ -131,15 +131,7 @@ def job(
         "env": env,
         "resources": RESOURCES,
         "volumeMounts": [{"name": "script", "mountPath": SCRIPT_DIR, "readOnly": True}],
-        "securityContext": {
-            "runAsNonRoot": True,
-            "runAsUser": RUN_AS,
-            "runAsGroup": RUN_AS,
-            "allowPrivilegeEscalation": False,
-            "readOnlyRootFilesystem": True,
-            "capabilities": {"drop": ["ALL"]},
-            "seccompProfile": {"type": "RuntimeDefault"},
-        },
+        "securityContext": kube.restricted_container(RUN_AS),
     }
     pod_spec = {
         "restartPolicy": "Never",

@@ -196,7 +196,8 @@ def _only_in(located: tuple[int, _Union], keys: list[Any]) -> str:
 # --- messages -----------------------------------------------------------------------------
 
 
-def _kind_of(value: Any) -> str:
+def kind_of(value: Any) -> str:
+    """How a message names the kind of a value the user wrote."""
     if value is None:
         return "empty (null)"
     if isinstance(value, bool):
@@ -241,23 +242,23 @@ def _describe(error: Mapping[str, Any], given: Any) -> str:
         elif isinstance(given, (str, int, float, bool)):
             shown = f" (got {given!r})"
         else:
-            shown = f" (got {_kind_of(given)})"
+            shown = f" (got {kind_of(given)})"
         return f"must be one of {expected}{shown}"
     if kind == "value_error":
         return str(ctx.get("error", error["msg"]))
     if kind == "string_type":
         hint = " (quote it in YAML)" if isinstance(given, (bool, int, float)) else ""
-        return f"must be a string, not {_kind_of(given)}{hint}"
+        return f"must be a string, not {kind_of(given)}{hint}"
     if kind in ("int_type", "int_parsing", "int_from_float"):
-        return f"must be a whole number, not {_kind_of(given)}"
+        return f"must be a whole number, not {kind_of(given)}"
     if kind in ("float_type", "float_parsing"):
-        return f"must be a number, not {_kind_of(given)}"
+        return f"must be a number, not {kind_of(given)}"
     if kind in ("bool_type", "bool_parsing"):
-        return f"must be true or false, not {_kind_of(given)}"
+        return f"must be true or false, not {kind_of(given)}"
     if kind in ("dict_type", "model_type", "model_attributes_type"):
-        return f"must be a mapping, not {_kind_of(given)}"
+        return f"must be a mapping, not {kind_of(given)}"
     if kind == "list_type":
-        return f"must be a list, not {_kind_of(given)}"
+        return f"must be a list, not {kind_of(given)}"
     if kind == "too_short":
         return (
             f"needs at least {ctx.get('min_length')} item(s)"

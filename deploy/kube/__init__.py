@@ -11,6 +11,7 @@ from deploy.kube.manifests import (
     manifest,
     metadata,
     resource_name,
+    restricted_container,
     selector,
 )
 from deploy.kube.register import register
@@ -23,5 +24,6 @@ __all__ = [
     "metadata",
     "register",
     "resource_name",
+    "restricted_container",
     "selector",
 ]

@@ -50,6 +50,20 @@ def cluster_ip_service(
     return manifest("v1", "Service", metadata(name, component, namespace), spec=spec)
 
 
+def restricted_container(uid: int) -> dict[str, Any]:
+    """A container securityContext meeting the `restricted` Pod Security Standard, running
+    as `uid` with a read-only root file system."""
+    return {
+        "runAsNonRoot": True,
+        "runAsUser": uid,
+        "runAsGroup": uid,
+        "allowPrivilegeEscalation": False,
+        "readOnlyRootFilesystem": True,
+        "capabilities": {"drop": ["ALL"]},
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+
+
 def resource_name(obj: dict[str, Any]) -> str:
     """Pulumi logical name of a manifest: `<namespace>/<name>`, or `<name>` if cluster-scoped."""
     meta = obj["metadata"]

@@ -242,7 +242,7 @@ def test_everything_master_yaml_gets_from_the_stack_is_owned(version, make):
 
 
 @pytest.mark.parametrize(
-    ("overrides", "kind"), [(None, "null"), ([], "a list"), ("log: {}", "a string"), (5, "a number")]
+    ("overrides", "kind"), [(None, "empty (null)"), ([], "a list"), ("log: {}", "a string"), (5, "a number")]
 )
 def test_overrides_must_be_a_mapping(overrides, kind):
     assert problems(overrides, "0.38.1") == [("", f"must be a mapping of master.yaml keys, got {kind}")]
