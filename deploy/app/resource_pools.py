@@ -6,6 +6,7 @@ Pure functions build the namespaces, quotas and each pool's task pod specs; the
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pulumi
@@ -80,7 +81,10 @@ def project_layer(cfg: StackConfig) -> dict[str, Any]:
 
 
 def pool_pod_specs(
-    cfg: StackConfig, rp: ResourcePoolConfig, task_service_account: str | None = None
+    cfg: StackConfig,
+    rp: ResourcePoolConfig,
+    task_service_account: str | None = None,
+    project: dict[str, Any] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """cpu_pod_spec and gpu_pod_spec of a pool: the task service account, the defaults and
     the pool's podSpec over them (strategic merge), then the pinning (which the pool
@@ -88,7 +92,8 @@ def pool_pod_specs(
     tcd = cfg.task_container_defaults
     node_pool = cfg.node_pool_of(rp)
     account = service_account(task_service_account)
-    project = project_layer(cfg)
+    # `project`: project_layer(cfg), when the caller already built it (it is the same for every pool).
+    project = project_layer(cfg) if project is None else project
     cpu = task_pod(account, project, tcd.cpu_pod_spec, rp.pod_spec)
     if node_pool.gpu:
         cpu = strategic_merge.merge_pods(cpu, _HIDE_GPUS)
@@ -129,15 +134,22 @@ def pool_max_slots(cfg: StackConfig, rp: ResourcePoolConfig) -> int | None:
 def master_resource_pools(cfg: StackConfig, task_service_account: str | None = None) -> list[dict[str, Any]]:
     """The `resource_pools` section of master.yaml."""
     pools = []
+    # The same for every pool: built once (and copied into each, so that master.yaml holds
+    # no shared objects, which YAML would write as aliases).
+    project = project_layer(cfg)
+    settings = task_settings(cfg)
+    gc_spec = checkpoint_gc_pod_spec(cfg, task_service_account)
     for rp in cfg.resource_pools:
         entry: dict[str, Any] = {"pool_name": rp.name, "description": rp.description}
         if cfg.master.version_tuple < versions.WORKSPACE_NAMESPACES_SINCE:
             entry["kubernetes_namespace"] = rp.namespace_name
         # Everything, not only what differs: see task_settings.
-        tcd: dict[str, Any] = {**task_settings(cfg), **pool_pod_specs(cfg, rp, task_service_account)}
-        gc_spec = checkpoint_gc_pod_spec(cfg, task_service_account)
+        tcd: dict[str, Any] = {
+            **copy.deepcopy(settings),
+            **pool_pod_specs(cfg, rp, task_service_account, project),
+        }
         if gc_spec:
-            tcd["checkpoint_gc_pod_spec"] = gc_spec
+            tcd["checkpoint_gc_pod_spec"] = copy.deepcopy(gc_spec)
         max_slots = pool_max_slots(cfg, rp)
         if max_slots is not None:
             tcd["kubernetes"] = {"max_slots_per_pod": max_slots}

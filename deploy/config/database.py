@@ -32,8 +32,16 @@ _SettingName = Annotated[
 ]
 
 
-def _setting(value: str | int | float) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
+def _setting_text(value: Any) -> str:
+    # PostgreSQL reads every setting as text: on/off for booleans, numbers as written.
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, (str, int, float)):
+        return str(value)
+    raise ValueError("must be a string, a number or true/false (a PostgreSQL setting's value)")
+
+
+_SettingValue = Annotated[str, BeforeValidator(_setting_text)]
 
 
 SslMode = Literal["disable", "allow", "prefer", "require", "verify-ca", "verify-full"]
@@ -52,7 +60,7 @@ class InClusterDatabase(ConfigModel):
     image: ImageReference | None = None
     resources: Resources | None = None  # default: defaults.DB_RESOURCES
     # postgres -c settings, over the defaults (max_connections 96, shared_buffers 512MB).
-    parameters: dict[_SettingName, str | int | float] = Field(default_factory=dict)
+    parameters: dict[_SettingName, _SettingValue] = Field(default_factory=dict)
 
     @field_validator("parameters")
     @classmethod
@@ -68,7 +76,7 @@ class InClusterDatabase(ConfigModel):
     @property
     def settings(self) -> dict[str, str]:
         """postgres -c settings: the defaults, then the configured parameters."""
-        return {**defaults.DB_SETTINGS, **{k: _setting(v) for k, v in self.parameters.items()}}
+        return {**defaults.DB_SETTINGS, **self.parameters}
 
     @property
     def container_resources(self) -> dict[str, Any]:

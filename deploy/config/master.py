@@ -20,6 +20,7 @@ from deploy.config.syntax import (
     NonEmpty,
     Quantity,
     Version,
+    quantity_value,
     whole_number,
 )
 
@@ -47,6 +48,15 @@ class Resources(ConfigModel):
 
     requests: ResourceAmounts = Field(default_factory=ResourceAmounts)
     limits: ResourceAmounts = Field(default_factory=ResourceAmounts)
+
+    @model_validator(mode="after")
+    def _requests_within_limits(self) -> Resources:
+        for name in ("cpu", "memory"):
+            request, limit = getattr(self.requests, name), getattr(self.limits, name)
+            if request and limit and quantity_value(request) > quantity_value(limit):
+                # Kubernetes refuses such a container at apply time.
+                raise ValueError(f"requests.{name} ({request}) is greater than limits.{name} ({limit})")
+        return self
 
     def manifest(self) -> dict[str, Any]:
         """As a container's `resources` field (unset amounts left out)."""
@@ -212,8 +222,10 @@ class MasterConfig(ConfigModel):
         if self.resources is None:
             return {"requests": dict(amounts), "limits": dict(amounts)}
         given = self.resources.manifest()
-        requests = amounts | given.get("requests", {})
-        limits = {"memory": requests["memory"]} | given.get("limits", {})
+        limits = given.get("limits", {})
+        # As Kubernetes does: a limit without a request is also the request.
+        requests = amounts | limits | given.get("requests", {})
+        limits = {"memory": requests["memory"]} | limits
         return {"requests": requests, "limits": limits}
 
     @property

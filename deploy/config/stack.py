@@ -573,6 +573,12 @@ def _master_problems(cfg: StackConfig, add: Add) -> None:
             f"{cfg.master.service.type} would expose the master without TLS: allowed only with "
             "tls.mode master (with tls.mode ingress the Gateway is the way in)",
         )
+    if cfg.master.service.type == "NodePort" and isinstance(cfg.tls, ExposedTls) and cfg.tls.source_ranges:
+        add(
+            "master.service.type",
+            "NodePort cannot restrict clients to tls.sourceRanges (any address reaching a node "
+            "reaches the master): use LoadBalancer",
+        )
     if cfg.master.proxy and not (cfg.master.proxy.http_proxy or cfg.master.proxy.https_proxy):
         add("master.proxy", "set httpProxy, httpsProxy or both")
     if cfg.registry_credentials and defaults.REGISTRY_SECRET in cfg.image_pull_secrets:

@@ -22,6 +22,13 @@ def test_master_yaml_is_what_the_master_accepts_for_its_version(stack):
     assert master_yaml_schema.check(stack.master, stack.version) == []
 
 
+def test_master_yaml_has_no_yaml_aliases(stack):
+    # Objects shared between pools would be written as &id/*id aliases: valid YAML, but not
+    # the file a reader (or a diff) expects.
+    text = stack.result.master_yaml
+    assert "&id" not in text and "*id" not in text
+
+
 def test_initial_user_password_is_set_wherever_the_master_knows_the_key(stack):
     # The chart refuses to install without one; a blank password leaves `admin` open.
     known = master_yaml_schema.accepts("security.initial_user_password", stack.version)
