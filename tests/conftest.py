@@ -28,6 +28,27 @@ BASE: dict[str, Any] = {
 }
 
 
+# Smallest valid stacks of each cloud (top-level keys over BASE), for tests of cloud rules.
+GKE = {
+    "cloud": "gke",
+    "cluster": {"name": "det", "region": "us-central1", "project": "p"},
+    "nodePools": [
+        {"name": "system", "machineType": "e2-standard-8"},
+        {"name": "a100", "machineType": "a2-highgpu-4g", "gpu": {"type": "nvidia-tesla-a100", "count": 4}},
+    ],
+    "resourcePools": [{"name": "a100", "nodePool": "a100"}, {"name": "aux", "nodePool": "system"}],
+}
+EKS = {
+    "cloud": "eks",
+    "cluster": {"name": "det", "region": "us-east-1"},
+    "nodePools": [
+        {"name": "system", "machineType": "m6i.2xlarge"},
+        {"name": "a100", "machineType": "p4d.24xlarge", "gpu": {"type": "nvidia-tesla-a100", "count": 8}},
+    ],
+    "resourcePools": [{"name": "a100", "nodePool": "a100"}, {"name": "aux", "nodePool": "system"}],
+}
+
+
 def raw_config(**overrides: Any) -> dict[str, Any]:
     """BASE with top-level keys replaced (a value of None removes the key)."""
     raw = copy.deepcopy(BASE)

@@ -16,7 +16,7 @@ import json
 
 import pytest
 import yaml
-from conftest import BASE, make_config, raw_config
+from conftest import BASE, EKS, make_config, raw_config
 from planning import files, planned
 
 from deploy import defaults, versions
@@ -59,15 +59,6 @@ GKE = {
         {"name": "spot-cpu", "machineType": "e2-standard-8", "spot": True},
         {"name": "system", "machineType": "e2-standard-8"},
         {"name": "a100", "machineType": "a2-highgpu-4g", "gpu": {"type": "nvidia-tesla-a100", "count": 4}},
-    ],
-    "resourcePools": [{"name": "a100", "nodePool": "a100"}, {"name": "aux", "nodePool": "system"}],
-}
-EKS = {
-    "cloud": "eks",
-    "cluster": {"name": "det", "region": "us-east-1"},
-    "nodePools": [
-        {"name": "system", "machineType": "m6i.2xlarge"},
-        {"name": "a100", "machineType": "p4d.24xlarge", "gpu": {"type": "nvidia-tesla-a100", "count": 8}},
     ],
     "resourcePools": [{"name": "a100", "nodePool": "a100"}, {"name": "aux", "nodePool": "system"}],
 }

@@ -4,19 +4,10 @@ its key path and what is allowed (the README's configuration reference lists the
 from __future__ import annotations
 
 import pytest
-from conftest import raw_config
+from conftest import GKE, raw_config
 
 from deploy.config import ConfigError, load_config
 
-GKE = {
-    "cloud": "gke",
-    "cluster": {"name": "det", "region": "us-central1", "project": "p"},
-    "nodePools": [
-        {"name": "system", "machineType": "e2-standard-8"},
-        {"name": "a100", "machineType": "a2-highgpu-4g", "gpu": {"type": "nvidia-tesla-a100", "count": 4}},
-    ],
-    "resourcePools": [{"name": "a100", "nodePool": "a100"}, {"name": "aux", "nodePool": "system"}],
-}
 POOLS = raw_config()["resourcePools"]
 TLS = {"mode": "ingress", "host": "det.example.com", "certificate": {"source": "secret", "secretName": "x"}}
 

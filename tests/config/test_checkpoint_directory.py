@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy
 
 import pytest
-from conftest import BASE, raw_config
+from conftest import BASE, EKS, GKE, raw_config
 from pydantic import TypeAdapter
 
 from deploy.config import AzureStorage, ConfigError, DirectoryStorage, load_config, secret_fields
@@ -17,25 +17,6 @@ from deploy.config.stack import AnyStack
 NFS = {"server": "10.0.0.2", "path": "/share"}
 ACCOUNT_URL = "https://ckpt.blob.core.windows.net"
 _STACK = TypeAdapter(AnyStack)
-
-EKS = {
-    "cloud": "eks",
-    "cluster": {"name": "det", "region": "us-east-1"},
-    "nodePools": [
-        {"name": "system", "machineType": "m6i.2xlarge"},
-        {"name": "a100", "machineType": "p4d.24xlarge", "gpu": {"type": "nvidia-tesla-a100", "count": 8}},
-    ],
-    "resourcePools": [{"name": "a100", "nodePool": "a100"}, {"name": "aux", "nodePool": "system"}],
-}
-GKE = {
-    "cloud": "gke",
-    "cluster": {"name": "det", "region": "us-central1", "project": "p"},
-    "nodePools": [
-        {"name": "system", "machineType": "e2-standard-8"},
-        {"name": "a100", "machineType": "a2-highgpu-4g", "gpu": {"type": "nvidia-tesla-a100", "count": 4}},
-    ],
-    "resourcePools": [{"name": "a100", "nodePool": "a100"}, {"name": "aux", "nodePool": "system"}],
-}
 
 
 def directory(**keys):
