@@ -45,13 +45,18 @@ def volume(cfg: StackConfig) -> dict[str, Any]:
     return {"name": COMPONENT, "configMap": {"name": defaults.CA_BUNDLE_CONFIG_MAP}}
 
 
-def master_parts(cfg: StackConfig) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]] | None:
-    """(volume, mount, env) for the master container, or None without extra CAs."""
+def master_volume(cfg: StackConfig) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """(volume, volumeMount) of the extra CAs for the master, or None without them."""
     if not cfg.master.has_ca_bundle:
         return None
-    mount = {"name": COMPONENT, "mountPath": MOUNT_DIR, "readOnly": True}
-    env = [{"name": "SSL_CERT_DIR", "value": f"/etc/ssl/certs:{MOUNT_DIR}"}]
-    return volume(cfg), mount, env
+    return volume(cfg), {"name": COMPONENT, "mountPath": MOUNT_DIR, "readOnly": True}
+
+
+def master_env(cfg: StackConfig) -> list[dict[str, Any]]:
+    """The master's env that adds the mounted CAs to the system ones."""
+    if not cfg.master.has_ca_bundle:
+        return []
+    return [{"name": "SSL_CERT_DIR", "value": f"/etc/ssl/certs:{MOUNT_DIR}"}]
 
 
 def task_layer(cfg: StackConfig, image: str) -> dict[str, Any]:

@@ -84,9 +84,9 @@ class Determined(pulumi.ComponentResource):
             queues_after=queues_after,
             opts=child,
         )
-        # After the pools: the registry Secret it may pull with is created with them.
+        # After the registry Secret it may pull with (made with the pools' namespaces).
         self.database = database.Database(
-            "database", cfg, cluster, depends_on=[*base, self.resource_pools], opts=child
+            "database", cfg, cluster, depends_on=[*base, *self.resource_pools.shared], opts=child
         )
         placement = master.Placement(
             bucket=cluster.bucket,

@@ -205,10 +205,7 @@ def _http_probe(cfg: StackConfig, **timing: int) -> dict[str, Any]:
 
 def _env(cfg: StackConfig) -> list[dict[str, Any]]:
     env = [{"name": name, "value": value} for name, value in cfg.master.env.items()]
-    env += proxy.env(cfg)
-    ca = ca_bundle.master_parts(cfg)
-    if ca:
-        env += ca[2]
+    env += proxy.env(cfg) + ca_bundle.master_env(cfg)
     # Later entries of a name would win in Kubernetes; the user's own come first and stay.
     seen: set[str] = set()
     return [e for e in env if not (e["name"] in seen or seen.add(e["name"]))]
@@ -241,14 +238,10 @@ def deployment(cfg: StackConfig, config_checksum: Any) -> dict[str, Any]:
         "volumes": [{"name": "config", "secret": {"secretName": defaults.MASTER_CONFIG_SECRET}}],
         "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
     }
-    ca = ca_bundle.master_parts(cfg)
-    if ca:
-        pod_spec["volumes"].append(ca[0])
-        container["volumeMounts"].append(ca[1])
-    checkpoints = checkpoint_volumes.master_volume(cfg)
-    if checkpoints:
-        pod_spec["volumes"].append(checkpoints[0])
-        container["volumeMounts"].append(checkpoints[1])
+    for extra in (ca_bundle.master_volume(cfg), checkpoint_volumes.master_volume(cfg)):
+        if extra:
+            pod_spec["volumes"].append(extra[0])
+            container["volumeMounts"].append(extra[1])
     if isinstance(cfg.tls, MasterTls):
         # The certificate and key master.yaml's security.tls names (tls.crt, tls.key).
         items = [{"key": key, "path": key} for key in ("tls.crt", "tls.key")]

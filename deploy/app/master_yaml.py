@@ -110,7 +110,7 @@ def master_config(
     ):
         if spec or project:
             task_container_defaults[key] = resource_pools.task_pod(project, spec)
-    gc_spec = resource_pools.checkpoint_gc_pod_spec(cfg, task_service_account)
+    gc_spec = resource_pools.checkpoint_gc_pod_spec(cfg, task_service_account, project)
     if gc_spec:
         task_container_defaults["checkpoint_gc_pod_spec"] = gc_spec
     if per_pool_slots:
@@ -127,7 +127,7 @@ def master_config(
         config["security"] = security
     config["port"] = defaults.MASTER_CONTAINER_PORT
     config["resource_manager"] = resource_manager
-    config["resource_pools"] = resource_pools.master_resource_pools(cfg, task_service_account)
+    config["resource_pools"] = resource_pools.master_resource_pools(cfg, task_service_account, project)
     if task_container_defaults:
         config["task_container_defaults"] = task_container_defaults
     config["telemetry"] = {"enabled": cfg.master.telemetry}

@@ -131,14 +131,17 @@ def pool_max_slots(cfg: StackConfig, rp: ResourcePoolConfig) -> int | None:
     return node_pool.gpu_count if cfg.slot_type == "gpu" and node_pool.gpu else None
 
 
-def master_resource_pools(cfg: StackConfig, task_service_account: str | None = None) -> list[dict[str, Any]]:
-    """The `resource_pools` section of master.yaml."""
+def master_resource_pools(
+    cfg: StackConfig, task_service_account: str | None = None, project: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """The `resource_pools` section of master.yaml; `project`: project_layer(cfg), when the
+    caller already built it."""
     pools = []
     # The same for every pool: built once (and copied into each, so that master.yaml holds
     # no shared objects, which YAML would write as aliases).
-    project = project_layer(cfg)
+    project = project_layer(cfg) if project is None else project
     settings = task_settings(cfg)
-    gc_spec = checkpoint_gc_pod_spec(cfg, task_service_account)
+    gc_spec = checkpoint_gc_pod_spec(cfg, task_service_account, project)
     for rp in cfg.resource_pools:
         entry: dict[str, Any] = {"pool_name": rp.name, "description": rp.description}
         if cfg.master.version_tuple < versions.WORKSPACE_NAMESPACES_SINCE:
@@ -158,14 +161,16 @@ def master_resource_pools(cfg: StackConfig, task_service_account: str | None = N
     return pools
 
 
-def checkpoint_gc_pod_spec(cfg: StackConfig, task_service_account: str | None) -> dict[str, Any] | None:
+def checkpoint_gc_pod_spec(
+    cfg: StackConfig, task_service_account: str | None, project: dict[str, Any] | None = None
+) -> dict[str, Any] | None:
     """The checkpoint GC pod (0.34+): it reads and deletes checkpoints, so it runs as the task
     service account and gets what every task pod gets (pull Secrets, CAs, proxy, volumes)."""
     if cfg.master.version_tuple < versions.CHECKPOINT_GC_POD_SPEC_SINCE:
         return None
     own = cfg.task_container_defaults.checkpoint_gc_pod_spec
     account = service_account(task_service_account)
-    project = project_layer(cfg)
+    project = project_layer(cfg) if project is None else project
     if not (own or account or project):
         return None
     return task_pod(account, project, own)
@@ -294,9 +299,12 @@ class ResourcePools(pulumi.ComponentResource):
             for obj in task_service_accounts(cfg, storage_identity):
                 ns = self.namespaces.get(obj["metadata"]["namespace"], master_namespace)
                 kube.register(obj, pulumi.ResourceOptions(parent=self, depends_on=[ns]))
+        # What pods find in their namespace (registry Secret, CA bundle): the database waits
+        # for these only, not for the queues.
+        self.shared: list[pulumi.Resource] = []
         for obj in namespace_objects(cfg, _docker_config(cfg)):
             ns = self.namespaces.get(obj["metadata"]["namespace"], master_namespace)
-            kube.register(obj, pulumi.ResourceOptions(parent=self, depends_on=[ns]))
+            self.shared.append(kube.register(obj, pulumi.ResourceOptions(parent=self, depends_on=[ns])))
         # Checkpoint volumes and claims (directory storage): data, kept like the database's.
         keep = checkpoint_volumes.data_options(cfg)
         volumes: dict[str, pulumi.Resource] = {}

@@ -793,3 +793,13 @@ def test_every_pod_of_the_fixture_plan_names_both_pull_secrets(parity):
     for where, pod in task_pod_specs(config):
         assert pod["spec"]["imagePullSecrets"] == expected, where
     assert master_yaml_schema.check(config, "0.38.1") == []
+
+
+def test_the_database_waits_for_the_registry_secret_it_pulls_with(parity):
+    statefulset = next(r for r in parity.resources if r["type"].endswith("StatefulSet"))
+    registry_secret = next(
+        r["urn"]
+        for r in parity.resources
+        if r["type"] == "kubernetes:core/v1:Secret" and r["name"] == "determined/determined-registry"
+    )
+    assert registry_secret in statefulset["dependsOn"]
