@@ -10,6 +10,8 @@ from __future__ import annotations
 MASTER_NAME = "determined-master"
 MASTER_SERVICE_NAME = "determined-master-service"
 MASTER_CONFIG_SECRET = "determined-master-config"
+# On the config Secret: the Determined version its master.yaml is written for.
+MASTER_VERSION_ANNOTATION = "determined.ai/master-version"
 MASTER_CONFIG_DIR = "/etc/determined"
 # tls.mode master: where the master (and the workspace Job) find the certificate Secret.
 MASTER_TLS_DIR = "/etc/determined-tls"

@@ -64,6 +64,8 @@ class Registration:
     options: dict[str, Any]
     # Paths of values in `inputs` that are unknown (a first preview; never after an apply).
     unknowns: list[str] = field(default_factory=list)
+    # Input property -> URNs of the resources its value comes from (for stack policies).
+    property_dependencies: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -904,6 +906,9 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 depends_on=sorted(set(request.dependencies)),
                 options=options,
                 unknowns=unknown_paths(request.object),
+                property_dependencies={
+                    prop: sorted(set(deps.urns)) for prop, deps in request.propertyDependencies.items()
+                },
             )
         )
         return response

@@ -1,4 +1,12 @@
-"""Running the project's CrossGuard policies over recorded registrations, offline."""
+"""Running the pack's policies over recorded registrations, offline, as CrossGuard would.
+
+Policies see what the engine gives a policy pack: each resource's inputs with secret values
+in the clear (here the plan's stand-ins, never the user's secrets) and, in a first preview,
+values not known yet as CrossGuard's unknown sentinels, which raise when a policy reads them;
+such a policy is reported as not runnable during preview (advisory), as the engine does.
+Stack policies also get each resource's parent, dependencies and property dependencies.
+Messages are checked for secrets before they reach policy.json.
+"""
 
 from __future__ import annotations
 
@@ -18,11 +26,29 @@ from pulumi_policy import (
     StackValidationArgs,
     StackValidationPolicy,
 )
+from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError, unknown_checking_proxy
 
+from deploy.defaults import REDACTED
 from plan.mocks import Registration
+from plan.redaction import is_secret, is_unknown
+
+
+def engine_view(value: Any) -> Any:
+    """A registered value as the engine hands it to a policy pack: secrets unwrapped,
+    unknowns as CrossGuard's sentinel."""
+    if is_secret(value):
+        return engine_view(value.get("value"))
+    if is_unknown(value):
+        return UNKNOWN_STRING_VALUE
+    if isinstance(value, dict):
+        return {str(key): engine_view(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [engine_view(item) for item in value]
+    return value
 
 
 def _options(reg: Registration) -> PolicyResourceOptions:
+    # Only what the engine passes: retainOnDelete is not among an analyzer's options.
     return PolicyResourceOptions(
         protect=bool(reg.options.get("protect")),
         ignore_changes=list(reg.options.get("ignoreChanges", [])),
@@ -44,14 +70,48 @@ def _run(result: Any) -> None:
         asyncio.run(wait())
 
 
+def _scrub(message: str, secrets: Iterable[str]) -> str:
+    for secret in secrets:
+        if secret and secret in message:
+            message = message.replace(secret, REDACTED)
+    return message
+
+
+def stack_resources(registrations: list[Registration]) -> list[PolicyResource]:
+    """The stack as a stack policy sees it, parents and dependencies linked."""
+    by_urn = {
+        reg.urn: PolicyResource(
+            reg.type,
+            unknown_checking_proxy(engine_view(reg.inputs)),
+            reg.urn,
+            reg.name,
+            _options(reg),
+            None,
+            None,
+            [],
+            {},
+        )
+        for reg in registrations
+    }
+    for reg in registrations:
+        resource = by_urn[reg.urn]
+        resource.parent = by_urn.get(reg.parent) if reg.parent else None
+        resource.dependencies = [by_urn[u] for u in reg.depends_on if u in by_urn]
+        resource.property_dependencies = {
+            prop: [by_urn[u] for u in urns if u in by_urn] for prop, urns in reg.property_dependencies.items()
+        }
+    return list(by_urn.values())
+
+
 def evaluate(
     policies: Iterable[Policy],
-    resources: list[tuple[Registration, dict[str, Any]]],
-    config: dict[str, Any] | None = None,
+    registrations: list[Registration],
+    secrets: Iterable[str] = (),
 ) -> list[dict[str, str]]:
-    """Violations as {policy, level, resource, message}. `resources` pairs each
-    registration with the inputs policies see (secrets already redacted)."""
+    """Violations as {policy, level, resource, message}."""
+    secrets = sorted(set(secrets), key=len, reverse=True)
     violations: list[dict[str, str]] = []
+    stack: list[PolicyResource] | None = None
     for policy in policies:
         level = policy.enforcement_level or EnforcementLevel.ADVISORY
         if level == EnforcementLevel.DISABLED:
@@ -59,19 +119,37 @@ def evaluate(
 
         def report(message: str, urn: str | None = None, _policy=policy, _level=level) -> None:
             violations.append(
-                {"policy": _policy.name, "level": _level.value, "resource": urn or "", "message": message}
+                {
+                    "policy": _policy.name,
+                    "level": _level.value,
+                    "resource": urn or "",
+                    "message": _scrub(message, secrets),
+                }
+            )
+
+        def not_runnable(error: UnknownValueError, urn: str = "", _policy=policy) -> None:
+            violations.append(
+                {
+                    "policy": _policy.name,
+                    "level": EnforcementLevel.ADVISORY.value,
+                    "resource": urn,
+                    "message": f"can't run policy '{_policy.name}' during preview: {error.message}",
+                }
             )
 
         if isinstance(policy, ResourceValidationPolicy):
-            for reg, props in resources:
-                args = ResourceValidationArgs(
-                    reg.type, props, reg.urn, reg.name, _options(reg), None, config or {}
-                )
-                _run(policy.validate(args, lambda m, u=None, r=reg: report(m, u or r.urn)))
+            for reg in registrations:
+                props = unknown_checking_proxy(engine_view(reg.inputs))
+                args = ResourceValidationArgs(reg.type, props, reg.urn, reg.name, _options(reg), None, {})
+                try:
+                    _run(policy.validate(args, lambda m, u=None, r=reg: report(m, u or r.urn)))
+                except UnknownValueError as error:
+                    not_runnable(error, reg.urn)
         elif isinstance(policy, StackValidationPolicy):
-            stack = [
-                PolicyResource(reg.type, props, reg.urn, reg.name, _options(reg), None, None, [], {})
-                for reg, props in resources
-            ]
-            _run(policy.validate(StackValidationArgs(stack, config or {}), report))
+            if stack is None:
+                stack = stack_resources(registrations)
+            try:
+                _run(policy.validate(StackValidationArgs(stack, {}), report))
+            except UnknownValueError as error:
+                not_runnable(error)
     return violations

@@ -197,7 +197,8 @@ def check_master_yaml(text: str, version: str, secrets: set[str]) -> list[str]:
 
 def run(prepared: Prepared, stack: str, policies=None, preview: bool = False) -> PlanResult:
     """Run the program on a prepared config and turn its registrations into the plan."""
-    from policies.rules import POLICIES
+    from policies import catalog
+    from policies.rule import context_from_config
 
     try:
         recorder = run_program(prepared.config, prepared.secret_keys, stack, preview=preview)
@@ -215,11 +216,10 @@ def run(prepared: Prepared, stack: str, policies=None, preview: bool = False) ->
         preview=preview,
         stand_ins=dict(prepared.stand_ins),
     )
-    checked = []
     # Registration order depends on how outputs resolve; sort for stable, diffable plans.
-    for reg in sorted(recorder.resources, key=lambda r: r.urn):
+    ordered = sorted(recorder.resources, key=lambda r: r.urn)
+    for reg in ordered:
         inputs = redact(reg.inputs)
-        checked.append((reg, inputs))
         result.resources.append(
             {
                 "type": reg.type,
@@ -237,10 +237,10 @@ def run(prepared: Prepared, stack: str, policies=None, preview: bool = False) ->
     if result.master_yaml is not None:
         result.warnings += check_master_yaml(result.master_yaml, prepared.cfg.master.version, result.secrets)
     result.outputs = redact(recorder.stack_outputs)
-    policy_config = {"environment": prepared.cfg.environment}
-    result.violations = policy_check.evaluate(
-        POLICIES if policies is None else policies, checked, policy_config
-    )
+    if policies is None:
+        # The context the CLI would give the pack: the stack's config (stand-ins for secrets).
+        policies = catalog.policies(context_from_config(prepared.config))
+    result.violations = policy_check.evaluate(policies, ordered, result.secrets)
     return result
 
 

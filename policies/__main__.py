@@ -1,7 +1,9 @@
 """CrossGuard entry point: `pulumi preview --policy-pack policies`.
 
 Constructing PolicyPack starts the policy server and never returns, so this file does
-nothing else; the policies live in policies/rules.py.
+nothing else; the rules live in the modules of this package (policies/catalog.py lists them).
+The Pulumi CLI hands the pack the stack's config (PULUMI_CONFIG); the stack's
+`determined:environment` picks each rule's level (prod raises those marked so to mandatory).
 """
 
 import sys
@@ -9,8 +11,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pulumi_policy import PolicyPack
+from pulumi.runtime import get_config_env
+from pulumi_policy import EnforcementLevel, PolicyPack
 
-from policies.rules import POLICIES
+from policies.catalog import policies
+from policies.rule import context_from_config
 
-PolicyPack(name="determined", policies=POLICIES)
+PolicyPack(
+    name="determined",
+    policies=policies(context_from_config(get_config_env())),
+    enforcement_level=EnforcementLevel.ADVISORY,
+)

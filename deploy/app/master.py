@@ -151,9 +151,11 @@ def priority_classes() -> list[dict[str, Any]]:
     ]
 
 
-def config_secret(namespace: str, files: Any) -> dict[str, Any]:
-    """The Secret master.yaml (and a database CA certificate, if any) is mounted from."""
+def config_secret(namespace: str, version: str, files: Any) -> dict[str, Any]:
+    """The Secret master.yaml (and a database CA certificate, if any) is mounted from,
+    annotated with the master version it is written for (policies check its keys by it)."""
     meta = kube.metadata(defaults.MASTER_CONFIG_SECRET, COMPONENT, namespace)
+    meta["annotations"] = {defaults.MASTER_VERSION_ANNOTATION: version}
     return kube.manifest("v1", "Secret", meta, type="Opaque", stringData=files)
 
 
@@ -359,7 +361,7 @@ class DeterminedMaster(pulumi.ComponentResource):
             registered = kube.register(obj, after_account)
             if obj["kind"] == "RoleBinding":
                 bindings.append(registered)
-        secret = kube.register(config_secret(cfg.namespace, pulumi.Output.secret(files)), child)
+        secret = kube.register(config_secret(cfg.namespace, cfg.master.version, pulumi.Output.secret(files)), child)
         self.service = kube.register(service(cfg), child)
         self.deployment = kube.register(
             deployment(cfg, config_checksum),

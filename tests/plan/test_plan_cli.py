@@ -122,9 +122,9 @@ def _deny_deployments(level: EnforcementLevel) -> ResourceValidationPolicy:
 
 @pytest.mark.parametrize(("level", "code"), [(EnforcementLevel.MANDATORY, 1), (EnforcementLevel.ADVISORY, 0)])
 def test_policy_violations_decide_the_exit_code(tmp_path, monkeypatch, level, code):
-    import policies.rules
+    import policies.catalog
 
-    monkeypatch.setattr(policies.rules, "POLICIES", [_deny_deployments(level)])
+    monkeypatch.setattr(policies.catalog, "policies", lambda context: [_deny_deployments(level)])
     out = tmp_path / "o"
     assert cli.main(["local", "--out", str(out)]) == code
     (violation,) = json.loads((out / "policy.json").read_text())
@@ -160,7 +160,7 @@ def test_every_event_loop_the_plan_causes_to_be_created_is_closed(tmp_path, monk
     # The run's own, one per thread Pulumi runs the mock monitor on, one per async policy:
     # an unclosed loop is finalized at exit in no set order with its self-pipe, and now and
     # then prints "Exception ignored in BaseEventLoop.__del__" after a successful plan.
-    import policies.rules
+    import policies.catalog
 
     created = []
     loop_policy = asyncio.get_event_loop_policy()
@@ -177,9 +177,9 @@ def test_every_event_loop_the_plan_causes_to_be_created_is_closed(tmp_path, monk
         await asyncio.sleep(0)
 
     monkeypatch.setattr(
-        policies.rules,
-        "POLICIES",
-        [ResourceValidationPolicy("async", "async", validate, EnforcementLevel.ADVISORY)],
+        policies.catalog,
+        "policies",
+        lambda context: [ResourceValidationPolicy("async", "async", validate, EnforcementLevel.ADVISORY)],
     )
     for preview in ([], ["--preview"]):
         before = len(created)
@@ -300,21 +300,21 @@ master_yaml.master_config = master_config
 """
 ASYNC_POLICY = """
 import asyncio
-import policies.rules
+import policies.catalog
 from pulumi_policy import EnforcementLevel, ResourceValidationPolicy
 async def validate(args, report):
     await asyncio.sleep(0)
     if args.resource_type == "kubernetes:apps/v1:Deployment":
         report("no deployments allowed")
-policies.rules.POLICIES = [ResourceValidationPolicy("deny", "d", validate, EnforcementLevel.ADVISORY)]
+policies.catalog.policies = lambda context: [ResourceValidationPolicy("deny", "d", validate, EnforcementLevel.ADVISORY)]
 """
 MANDATORY_POLICY = """
-import policies.rules
+import policies.catalog
 from pulumi_policy import EnforcementLevel, ResourceValidationPolicy
 def validate(args, report):
     if args.resource_type == "kubernetes:apps/v1:Deployment":
         report("no deployments allowed")
-policies.rules.POLICIES = [ResourceValidationPolicy("deny", "d", validate, EnforcementLevel.MANDATORY)]
+policies.catalog.policies = lambda context: [ResourceValidationPolicy("deny", "d", validate, EnforcementLevel.MANDATORY)]
 """
 
 CASES: dict[str, Case] = {

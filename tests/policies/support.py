@@ -1,0 +1,79 @@
+"""Building what CrossGuard hands a policy, by hand (as pulumi-policy's own tests do), and
+running one rule of the pack on it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pulumi_policy import (
+    PolicyCustomTimeouts,
+    PolicyResource,
+    PolicyResourceOptions,
+    ResourceValidationArgs,
+)
+from pulumi_policy.proxy import unknown_checking_proxy
+
+from policies.catalog import RULES
+from policies.rule import Context, Rule
+
+DEV = Context(environment="dev", cloud="existing")
+PROD = Context(environment="prod", cloud="existing")
+
+
+def ctx(environment: str = "dev", cloud: str = "existing", allow_data_deletion: bool = False) -> Context:
+    return Context(environment=environment, cloud=cloud, allow_data_deletion=allow_data_deletion)
+
+
+def rule(name: str) -> Rule:
+    (found,) = [r for r in RULES if r.name == name]
+    return found
+
+
+def options(protect: bool = False) -> PolicyResourceOptions:
+    return PolicyResourceOptions(protect, [], None, [], PolicyCustomTimeouts(0, 0, 0), [])
+
+
+def args(
+    resource_type: str, props: dict[str, Any], name: str = "r", protect: bool = False
+) -> ResourceValidationArgs:
+    """One resource as a resource policy gets it (props behind CrossGuard's unknown proxy)."""
+    urn = f"urn:pulumi:test::determined::{resource_type}::{name}"
+    return ResourceValidationArgs(
+        resource_type, unknown_checking_proxy(props), urn, name, options(protect), None
+    )
+
+
+def resource(
+    resource_type: str,
+    props: dict[str, Any],
+    name: str = "r",
+    protect: bool = False,
+    depends: dict[str, list[PolicyResource]] | None = None,
+) -> PolicyResource:
+    """One resource of a stack as a stack policy gets it; `depends`: property -> resources
+    its value comes from."""
+    urn = f"urn:pulumi:test::determined::{resource_type}::{name}"
+    found = PolicyResource(
+        resource_type, unknown_checking_proxy(props), urn, name, options(protect), None, None, [], {}
+    )
+    found.property_dependencies = dict(depends or {})
+    return found
+
+
+def check(name: str, subject: Any, context: Context = DEV) -> list[str]:
+    """The messages rule `name` reports for a resource (ResourceValidationArgs) or a stack
+    (a list of PolicyResource), without the remediation the pack appends."""
+    found: list[str] = []
+    the_rule = rule(name)
+
+    def report(message: str, urn: str | None = None) -> None:
+        found.append(message)
+
+    if the_rule.resource is not None:
+        assert not isinstance(subject, list), f"{name} is a resource rule"
+        the_rule.resource(context, subject, report)
+    else:
+        assert isinstance(subject, list), f"{name} is a stack rule"
+        assert the_rule.stack is not None
+        the_rule.stack(context, subject, report)
+    return found
