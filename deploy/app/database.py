@@ -142,11 +142,13 @@ def statefulset(cfg: StackConfig) -> dict[str, Any]:
 
 
 def data_options(cfg: StackConfig) -> pulumi.ResourceOptions:
-    """Options for the database's volume claim: kept on destroy, never re-classed.
+    """Options for the database's volume claim: kept on destroy, never re-classed, and
+    protected in prod (a destroy stops before it; policies see `protect`, not retain-on-delete).
     (Its namespace is kept too; see deploy/app/determined.py.)"""
     keep = not cfg.data_deletion_allowed
     return pulumi.ResourceOptions(
         retain_on_delete=keep,
+        protect=cfg.environment == "prod",
         # A new storage class would replace the claim with an empty volume.
         ignore_changes=["spec.storageClassName"] if keep else None,
     )

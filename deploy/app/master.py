@@ -361,7 +361,9 @@ class DeterminedMaster(pulumi.ComponentResource):
             registered = kube.register(obj, after_account)
             if obj["kind"] == "RoleBinding":
                 bindings.append(registered)
-        secret = kube.register(config_secret(cfg.namespace, cfg.master.version, pulumi.Output.secret(files)), child)
+        secret = kube.register(
+            config_secret(cfg.namespace, cfg.master.version, pulumi.Output.secret(files)), child
+        )
         self.service = kube.register(service(cfg), child)
         self.deployment = kube.register(
             deployment(cfg, config_checksum),

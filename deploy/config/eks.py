@@ -72,13 +72,6 @@ def _endpoint_problems(cfg: EksStack, add: Add) -> None:
         add(f"{at}.publicAccess", "privateAccess and publicAccess cannot both be false")
     if endpoint.public_access_cidrs and not endpoint.public_access:
         add(f"{at}.publicAccessCidrs", "only with publicAccess true")
-    open_to_all = not endpoint.public_access_cidrs or "0.0.0.0/0" in endpoint.public_access_cidrs
-    if cfg.environment == "prod" and endpoint.public_access and open_to_all:
-        add(
-            f"{at}.publicAccessCidrs",
-            "required in prod while publicAccess is true: the Kubernetes API is not opened to the whole "
-            "internet (list your networks, or set publicAccess false)",
-        )
 
 
 def _vpc_problems(cfg: EksStack, add: Add) -> None:

@@ -23,7 +23,6 @@ from deploy.config.checkpoint_storage import (
     CheckpointStorageConfig,
     GcsStorage,
     S3Storage,
-    SharedFsStorage,
 )
 from deploy.config.cluster import ClusterConfig, EksCluster, ExistingCluster, GkeCluster
 from deploy.config.database import DatabaseConfig, ExternalDatabase, ManagedDatabase
@@ -387,11 +386,6 @@ def _data_problems(cfg: StackConfig, add: Add) -> None:
         add(
             "checkpointStorage.secretKey" if cs.secret_key is None else "checkpointStorage.accessKey",
             "accessKey and secretKey go together",
-        )
-    if isinstance(cs, SharedFsStorage) and cfg.environment == "prod":
-        add(
-            "checkpointStorage.type",
-            "sharedFs keeps checkpoints on one node's disk and is for testing only; refused in prod",
         )
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import hashlib
 import re
 
+import pulumi
+
 from deploy import defaults
 from deploy.config import StackConfig
 
@@ -20,6 +22,13 @@ def bucket_name(*parts: str) -> str:
         digest = hashlib.sha256(base.encode()).hexdigest()[:8]
         base = f"{base[: 63 - len(SUFFIX) - 9].rstrip('-')}-{digest}"
     return base + SUFFIX
+
+
+def bucket_options(cfg: StackConfig, data: pulumi.ResourceOptions) -> pulumi.ResourceOptions:
+    """The bucket the stack creates: kept on destroy like all data (`data`) and, in prod, also
+    protected, so that a destroy stops before it and policies (which see `protect`, not
+    retain-on-delete) can tell it is safe."""
+    return pulumi.ResourceOptions.merge(data, pulumi.ResourceOptions(protect=cfg.environment == "prod"))
 
 
 def kubernetes_accounts(cfg: StackConfig) -> list[tuple[str, str]]:

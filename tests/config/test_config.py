@@ -394,11 +394,6 @@ BAD_CASES = [
         "determined:allowDataDeletion: refused in prod",
     ),
     (
-        "prod shared fs",
-        {"environment": "prod"},
-        "determined:checkpointStorage.type: sharedFs keeps checkpoints on one node's disk",
-    ),
-    (
         "max slots misfit",
         {"slots": {"maxSlotsPerPod": 3}},
         "determined:slots.maxSlotsPerPod: 3 does not divide the GPUs per node of every GPU pool (4); values that fit: 1, 2, 4",

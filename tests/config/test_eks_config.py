@@ -110,16 +110,6 @@ BAD_CASES = [
         "determined:cluster.kubernetesVersion: 1.29 is not one this release pins for EKS (1.33, 1.34)",
     ),
     (
-        "open api in prod",
-        eks(environment="prod"),
-        "determined:cluster.endpoint.publicAccessCidrs: required in prod while publicAccess is true",
-    ),
-    (
-        "world cidr in prod",
-        eks(environment="prod", cluster={**EKS["cluster"], "endpoint": {"publicAccessCidrs": ["0.0.0.0/0"]}}),
-        "determined:cluster.endpoint.publicAccessCidrs: required in prod while publicAccess is true",
-    ),
-    (
         "no endpoint at all",
         eks(cluster={**EKS["cluster"], "endpoint": {"publicAccess": False, "privateAccess": False}}),
         "determined:cluster.endpoint.publicAccess: privateAccess and publicAccess cannot both be false",

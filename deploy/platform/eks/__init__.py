@@ -288,7 +288,11 @@ class EksPlatform(pulumi.ComponentResource):
         self, cfg: EksStack, name: str, child: pulumi.ResourceOptions, data: pulumi.ResourceOptions
     ) -> None:
         bucket = aws.s3.Bucket(
-            "checkpoints", bucket=name, force_destroy=False, tags=dict(cfg.cluster.tags), opts=data
+            "checkpoints",
+            bucket=name,
+            force_destroy=False,
+            tags=dict(cfg.cluster.tags),
+            opts=checkpoints.bucket_options(cfg, data),
         )
         part = pulumi.ResourceOptions.merge(data, pulumi.ResourceOptions(depends_on=[bucket]))
         aws.s3.BucketPublicAccessBlock(

@@ -140,7 +140,11 @@ class GkePlatform(pulumi.ComponentResource):
             name: pulumi.Input[str] = configured
         else:
             self.bucket = storage.bucket_name(project, pulumi.get_stack())
-            name = gcp.storage.Bucket("checkpoints", opts=data, **storage.bucket_args(cfg, self.bucket)).name
+            name = gcp.storage.Bucket(
+                "checkpoints",
+                opts=checkpoints.bucket_options(cfg, data),
+                **storage.bucket_args(cfg, self.bucket),
+            ).name
         account = gcp.serviceaccount.Account("storage", opts=child, **storage.storage_account_args(cfg))
         gcp.storage.BucketIAMMember(
             "storage-objects", bucket=name, role=storage.STORAGE_ROLE, member=account.member, opts=child
