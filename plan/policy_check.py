@@ -32,6 +32,13 @@ from deploy.defaults import REDACTED
 from plan.mocks import Registration
 from plan.redaction import is_secret, is_unknown
 
+NOT_RUNNABLE = "can't run policy"
+
+
+def not_runnable(violation: dict[str, str]) -> bool:
+    """A finding that says a policy could not run yet (a first preview), not a violation."""
+    return violation["message"].startswith(NOT_RUNNABLE)
+
 
 def engine_view(value: Any) -> Any:
     """A registered value as the engine hands it to a policy pack: secrets unwrapped,
@@ -133,7 +140,7 @@ def evaluate(
                     "policy": _policy.name,
                     "level": EnforcementLevel.ADVISORY.value,
                     "resource": urn,
-                    "message": f"can't run policy '{_policy.name}' during preview: {error.message}",
+                    "message": f"{NOT_RUNNABLE} '{_policy.name}' during preview: {error.message}",
                 }
             )
 

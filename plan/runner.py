@@ -311,12 +311,18 @@ def summary(result: PlanResult, stack: str, out: Path) -> str:
     lines = [f"Plan for stack '{stack}'{mode}: {len(result.resources)} resources"]
     lines += [f"  {count:4d}  {kind}" for kind, count in sorted(counts.items())]
     mandatory = len(result.mandatory_violations)
+    violations = [v for v in result.violations if not policy_check.not_runnable(v)]
+    waiting = len(result.violations) - len(violations)
     lines.append(
-        f"Policies: {len(result.violations)} violation(s), {mandatory} mandatory"
-        if result.violations
+        f"Policies: {len(violations)} violation(s), {mandatory} mandatory"
+        if violations
         else "Policies: no violations"
     )
-    for v in result.violations:
+    for v in violations:
         lines.append(f"  [{v['level']}] {v['policy']}: {v['message']} ({v['resource']})")
+    if waiting:
+        lines.append(
+            f"  {waiting} check(s) wait for values a first preview does not know yet (listed in policy.json)"
+        )
     lines.append(f"Wrote {out}")
     return "\n".join(lines)
