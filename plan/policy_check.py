@@ -118,7 +118,9 @@ def evaluate(
     """Violations as {policy, level, resource, message}."""
     secrets = sorted(set(secrets), key=len, reverse=True)
     violations: list[dict[str, str]] = []
-    stack: list[PolicyResource] | None = None
+    # Built once: policies only read them.
+    stack = stack_resources(registrations)
+    views = [(reg, resource.props) for reg, resource in zip(registrations, stack, strict=True)]
     for policy in policies:
         level = policy.enforcement_level or EnforcementLevel.ADVISORY
         if level == EnforcementLevel.DISABLED:
@@ -145,16 +147,13 @@ def evaluate(
             )
 
         if isinstance(policy, ResourceValidationPolicy):
-            for reg in registrations:
-                props = unknown_checking_proxy(engine_view(reg.inputs))
+            for reg, props in views:
                 args = ResourceValidationArgs(reg.type, props, reg.urn, reg.name, _options(reg), None, {})
                 try:
                     _run(policy.validate(args, lambda m, u=None, r=reg: report(m, u or r.urn)))
                 except UnknownValueError as error:
                     not_runnable(error, reg.urn)
         elif isinstance(policy, StackValidationPolicy):
-            if stack is None:
-                stack = stack_resources(registrations)
             try:
                 _run(policy.validate(StackValidationArgs(stack, {}), report))
             except UnknownValueError as error:
