@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
+from pulumi_policy import proxy as _proxy
 
 from deploy import defaults
 from deploy.config import eks_instances, gke_machines
@@ -55,6 +56,55 @@ def of_type(resources: Sequence[Any], *types: str) -> list[Any]:
 def depends_on(resource: Any, prop: str) -> list[Any]:
     """The resources a property's value comes from (stack rules only)."""
     return list(getattr(resource, "property_dependencies", {}).get(prop, []))
+
+
+# --- values a first preview does not know yet -------------------------------------------
+
+# CrossGuard's sentinels for values not known yet, one per kind of value.
+_UNKNOWNS = frozenset(
+    value for name, value in vars(_proxy).items() if name.startswith("UNKNOWN_") and name.endswith("_VALUE")
+)
+
+
+def is_unknown(container: Any, key: str | int) -> bool:
+    """Whether container[key] is a value a first preview does not know yet, told without
+    reading it (a read through CrossGuard's proxy raises). For values that come from another
+    resource the stack creates: `pulumi up` checks them again, known, before creating the
+    resource, so a preview may pass over them."""
+    if isinstance(container, Mapping) and isinstance(key, str):
+        raw = container.get("__target")  # the proxy's own mapping; a plain mapping has no such key
+        value = (raw if isinstance(raw, Mapping) else container).get(key)
+    elif isinstance(container, Sequence) and not isinstance(container, str) and isinstance(key, int):
+        # CrossGuard's list proxy hands over its own list as "__target".
+        raw = container if isinstance(container, list | tuple) else container["__target"]  # type: ignore[index]
+        value = raw[key] if -len(raw) <= key < len(raw) else None
+    else:
+        return False
+    return isinstance(value, str) and value in _UNKNOWNS
+
+
+def known(container: Any, key: str) -> Any:
+    """container[key] when known (None when missing or not known yet)."""
+    return None if is_unknown(container, key) else get(container, key)
+
+
+def known_items(container: Any, key: str) -> list[Any]:
+    """The items of the list container[key] (empty when missing or not known), those not
+    known yet as None."""
+    listed = known(container, key)
+    if not isinstance(listed, Sequence) or isinstance(listed, str):
+        return []
+    return [None if is_unknown(listed, i) else listed[i] for i in range(len(listed))]
+
+
+def describe(resource: Any, kind: str, name_key: str | None = None) -> str:
+    """`<kind> '<pulumi name>'`, with the cloud name when known and different."""
+    text = f"{kind} {resource.name!r}"
+    if name_key:
+        cloud_name = known(resource.props, name_key)
+        if isinstance(cloud_name, str) and cloud_name and cloud_name != resource.name:
+            text += f" ({cloud_name})"
+    return text
 
 
 # --- Kubernetes objects --------------------------------------------------------------------
@@ -334,6 +384,14 @@ def task_pod_specs(config: Mapping[str, Any]) -> Iterator[TaskPodSpec]:
                     kind,
                     mapping(get(tcd, kind, "spec")),
                 )
+
+
+def task_defaults(config: Mapping[str, Any], key: str) -> Iterator[tuple[str, Any]]:
+    """(where, value) of one task_container_defaults key of master.yaml, top and per pool."""
+    yield "task_container_defaults", get(config, "task_container_defaults", key)
+    for pool in items(config.get("resource_pools")):
+        name = get(pool, "pool_name", default="?")
+        yield f"resource_pools[{name}].task_container_defaults", get(pool, "task_container_defaults", key)
 
 
 def task_images(config: Mapping[str, Any]) -> Iterator[tuple[str, str, str]]:

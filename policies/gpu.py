@@ -1,7 +1,477 @@
-"""Policies: gpu."""
+"""Policies: GPU node pools and what runs on them: GPU pools tainted, a pool left for system
+pods, task pods pinned to their node pool, GPU counts that match the machine type, dev GPU
+pools that scale to zero, and a GPU operator configured for its cloud."""
 
 from __future__ import annotations
 
-from policies.rule import Rule
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-RULES: list[Rule] = []
+from deploy.config import gke_machines
+from policies import facts
+from policies.facts import NodePool, Taint
+from policies.rule import Context, Report, Rule
+
+ASG_TAG = "aws:autoscaling/tag:Tag"
+# The cluster-autoscaler's node-template tag for a group's GPUs (deploy/platform/eks/node_groups.py).
+GPU_RESOURCE_TAG = "k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu"
+
+# What the project sets up for the GPU operator on GKE (deploy/addons/gpu_operator.py,
+# deploy/addons/gke_driver_installer.py, deploy/platform/gke/node_pools.py; a test keeps
+# these equal to the project's, which are not imported to keep the pack light).
+GPU_OPERATOR_CHART = "gpu-operator"
+GKE_NVIDIA_DIR = "/home/kubernetes/bin/nvidia"
+CRITICAL_PRIORITY_CLASSES = ("system-node-critical", "system-cluster-critical")
+NO_GKE_DEVICE_PLUGIN = "gke-no-default-nvidia-gpu-device-plugin"
+GKE_DRIVER_INSTALLER = "kube-system/nvidia-driver-installer"
+DRIVER_INSTALLATION_DISABLED = "INSTALLATION_DISABLED"
+
+TASK_POD_SPECS = ("cpu_pod_spec", "gpu_pod_spec")
+
+
+# --- helpers -------------------------------------------------------------------------------
+
+
+def _kind(pool: NodePool) -> str:
+    return "GKE node pool" if pool.resource.resource_type == facts.GKE_NODE_POOL else "EKS node group"
+
+
+def _taint(taint: Taint) -> str:
+    value = f"={taint.value}" if taint.value else ""
+    return f"{taint.key}{value}:{taint.effect}"
+
+
+def _repelling(pool: NodePool) -> list[Taint]:
+    return [t for t in pool.taints if t.repels]
+
+
+def _machines(pool: NodePool) -> str:
+    return ", ".join(pool.machine_types) or "(none)"
+
+
+def _int(value: Any) -> int | None:
+    """An integer from a number or its text (tags are strings); None otherwise."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
+
+
+def _required_node_affinity(spec: Mapping[str, Any]) -> bool:
+    terms = facts.get(
+        spec,
+        "affinity",
+        "nodeAffinity",
+        "requiredDuringSchedulingIgnoredDuringExecution",
+        "nodeSelectorTerms",
+    )
+    return any(
+        facts.items(facts.get(term, "matchExpressions")) or facts.items(facts.get(term, "matchFields"))
+        for term in facts.items(terms)
+    )
+
+
+# --- gpu-pools-tainted -----------------------------------------------------------------------
+
+
+def gpu_pools_tainted(context: Context, resource: Any, report: Report) -> None:
+    if resource.resource_type not in (facts.GKE_NODE_POOL, facts.EKS_NODE_GROUP):
+        return
+    pool = facts.node_pool(resource)
+    if pool is None or not pool.gpu:
+        return
+    if any(t.key == facts.GPU_TAINT_KEY and t.effect == "NoSchedule" for t in pool.taints):
+        return
+    what = f"{pool.gpus} GPU(s) per node" if pool.gpus else "an NVIDIA image"
+    report(
+        f"{_kind(pool)} {pool.name!r} has {what} but no taint {facts.GPU_TAINT_KEY}:NoSchedule, "
+        "so pods that ask for no GPU (system pods, CPU tasks) land on its nodes and keep them up"
+    )
+
+
+# --- system-pool-untainted -------------------------------------------------------------------
+
+
+def system_pool_untainted(context: Context, resources: Sequence[Any], report: Report) -> None:
+    pools = facts.node_pools(resources)
+    if not pools:
+        return  # an existing cluster: the stack creates no node pools
+    if any(not pool.gpu and not _repelling(pool) for pool in pools):
+        return
+    reasons = []
+    for pool in pools:
+        why = ["has GPUs"] if pool.gpu else []
+        why += [f"taint {_taint(t)}" for t in _repelling(pool)]
+        reasons.append(f"{pool.name!r} ({', '.join(why)})")
+    report(
+        "no node pool is left for system pods (CoreDNS, the Determined master and database stay "
+        f"pending): every pool has GPUs or a NoSchedule/NoExecute taint: {'; '.join(reasons)}",
+        pools[0].resource.urn,
+    )
+
+
+# --- gpu-pool-tasks-pinned -------------------------------------------------------------------
+
+
+def gpu_pool_tasks_pinned(context: Context, resources: Sequence[Any], report: Report) -> None:
+    masters = facts.master_configs(resources)
+    if not masters:
+        return
+    pools = facts.node_pools(resources)
+    for master in masters:
+        specs = {
+            (task.pool, task.kind): task
+            for task in facts.task_pod_specs(master.config)
+            if task.pool is not None and task.kind in TASK_POD_SPECS
+        }
+        for entry in facts.items(master.config.get("resource_pools")):
+            name = facts.get(entry, "pool_name", default="?")
+            for kind in TASK_POD_SPECS:
+                task = specs.get((name, kind))
+                where = f"master.yaml resource_pools[{name}].task_container_defaults.{kind}"
+                if task is None:
+                    report(
+                        f"resource pool {name!r}: {where} is missing, so its tasks are pinned to no node "
+                        "pool",
+                        master.resource.urn,
+                    )
+                    continue
+                for problem in _pinning_problems(task.spec, pools):
+                    report(f"resource pool {name!r}: {where} {problem}", master.resource.urn)
+
+
+def _pinning_problems(spec: Mapping[str, Any], pools: list[NodePool]) -> list[str]:
+    selector = facts.mapping(spec.get("nodeSelector"))
+    if not pools:
+        # An existing cluster: its nodes are not the stack's to know; the spec must select some.
+        if selector or _required_node_affinity(spec):
+            return []
+        return ["has no nodeSelector or required node affinity, so its tasks may run on any node"]
+    if not selector:
+        return ["has no nodeSelector, so its tasks are pinned to no node pool"]
+    shown = ", ".join(f"{k}={v}" for k, v in selector.items())
+    selected = [pool for pool in pools if pool.selected_by(selector)]
+    if not selected:
+        return [f"has nodeSelector {shown}, which selects no node pool of the stack (its tasks stay pending)"]
+    if len(selected) > 1:
+        names = ", ".join(repr(p.name) for p in selected)
+        return [f"has nodeSelector {shown}, which selects several node pools ({names}), not one"]
+    pool = selected[0]
+    untolerated = pool.tolerated_by(facts.items(spec.get("tolerations")))
+    if not untolerated:
+        return []
+    taints = ", ".join(_taint(t) for t in untolerated)
+    return [
+        f"selects {_kind(pool)} {pool.name!r} but does not tolerate its taint(s) {taints} "
+        "(its tasks stay pending)"
+    ]
+
+
+# --- gpu-count-matches-machine ---------------------------------------------------------------
+
+
+def gpu_count_matches_machine(context: Context, resources: Sequence[Any], report: Report) -> None:
+    for resource in facts.of_type(resources, facts.GKE_NODE_POOL):
+        pool = facts.node_pool(resource)
+        if pool is not None:
+            for problem in _gke_gpu_problems(pool):
+                report(f"GKE node pool {pool.name!r}: {problem}", resource.urn)
+    _eks_gpu_tags(resources, report)
+
+
+def _gke_gpu_problems(pool: NodePool) -> list[str]:
+    machine = pool.machine_types[0] if pool.machine_types else ""
+    expected = pool.machine_gpus()
+    if expected is None:
+        return []  # N1 (GPUs chosen per pool) or a machine type the data does not know
+    if expected == 0 and pool.gpus:
+        return [
+            f"machine type {machine} cannot carry GPUs, yet nodeConfig.guestAccelerators declares {pool.gpus}"
+        ]
+    if expected and not pool.gpus:
+        return [
+            f"machine type {machine} carries {expected} GPU(s), but nodeConfig.guestAccelerators declares "
+            "none (GKE refuses the pool, or its GPUs are never offered to pods)"
+        ]
+    if expected != pool.gpus:
+        return [
+            f"nodeConfig.guestAccelerators declares {pool.gpus} GPU(s) per node, but machine type {machine} "
+            f"carries {expected}"
+        ]
+    known = gke_machines.gpu_machine(machine)
+    accelerators = {
+        str(facts.get(a, "type", default=""))
+        for a in facts.items(facts.get(pool.resource.props, "nodeConfig", "guestAccelerators"))
+    }
+    wrong = sorted(accelerators - set(known.accelerators)) if known else []
+    if wrong:
+        return [
+            f"nodeConfig.guestAccelerators declares {', '.join(wrong)}, but machine type {machine} carries "
+            f"{', '.join(known.accelerators)}"
+        ]
+    return []
+
+
+def _eks_gpu_tags(resources: Sequence[Any], report: Report) -> None:
+    """The autoscaler's GPU node-template tag equals the GPUs of its node group's instances,
+    and a GPU group scaling from zero has one."""
+    groups = {r.urn: r for r in facts.of_type(resources, facts.EKS_NODE_GROUP)}
+    if not groups:
+        return
+    tagged: set[str] = set()
+    resolved = True
+    for tag in facts.of_type(resources, ASG_TAG):
+        if facts.get(tag.props, "tag", "key") != GPU_RESOURCE_TAG:
+            continue
+        owners = [g for g in facts.depends_on(tag, "autoscalingGroupName") if g.urn in groups]
+        if not owners:
+            resolved = False  # named by hand: its node group cannot be told
+            continue
+        value = facts.get(tag.props, "tag", "value")
+        for group in owners:
+            tagged.add(group.urn)
+            pool = facts.node_pool(group)
+            assert pool is not None
+            count = _int(value)
+            if count != pool.gpus:
+                report(
+                    f"EKS node group {pool.name!r}: its Auto Scaling group tag {GPU_RESOURCE_TAG} says "
+                    f"{value!r} GPU(s) per node, but instance type {_machines(pool)} carries {pool.gpus} "
+                    "(the cluster-autoscaler plans scale-ups from zero with the tag)",
+                    tag.urn,
+                )
+    if not resolved:
+        return
+    for urn, group in groups.items():
+        pool = facts.node_pool(group)
+        if pool is None or not pool.gpus or urn in tagged or pool.min_nodes not in (0, None):
+            continue
+        report(
+            f"EKS node group {pool.name!r} has {pool.gpus} GPU(s) per node and scales from zero, but its "
+            f"Auto Scaling group has no tag {GPU_RESOURCE_TAG}: the cluster-autoscaler never adds a node "
+            "for a GPU task",
+            urn,
+        )
+
+
+# --- dev-gpu-pools-scale-to-zero -------------------------------------------------------------
+
+
+def dev_gpu_pools_scale_to_zero(context: Context, resource: Any, report: Report) -> None:
+    if resource.resource_type not in (facts.GKE_NODE_POOL, facts.EKS_NODE_GROUP):
+        return
+    pool = facts.node_pool(resource)
+    if pool is None or not pool.gpu:
+        return
+    minimum = _int(pool.min_nodes)
+    if minimum == 0:
+        return
+    if pool.min_nodes is None:
+        report(f"{_kind(pool)} {pool.name!r} has GPUs and no autoscaling minimum, so its nodes never go away")
+        return
+    report(
+        f"{_kind(pool)} {pool.name!r} keeps {pool.min_nodes} GPU node(s) running when idle (minimum size "
+        f"{pool.min_nodes}); a dev GPU pool should scale to zero"
+    )
+
+
+# --- gpu-operator-fits-cloud -----------------------------------------------------------------
+
+
+def _is_gpu_operator(resource: Any) -> bool:
+    chart = facts.get(resource.props, "chart")
+    return isinstance(chart, str) and chart.rstrip("/").rsplit("/", 1)[-1] == GPU_OPERATOR_CHART
+
+
+def _admits_critical_pods(quota: Any) -> bool:
+    for expression in facts.items(facts.get(quota.props, "spec", "scopeSelector", "matchExpressions")):
+        if (
+            facts.get(expression, "scopeName") == "PriorityClass"
+            and facts.get(expression, "operator") == "In"
+            and set(CRITICAL_PRIORITY_CLASSES) <= set(facts.items(facts.get(expression, "values")))
+        ):
+            return True
+    return False
+
+
+def gpu_operator_fits_cloud(context: Context, resources: Sequence[Any], report: Report) -> None:
+    releases = [r for r in facts.of_type(resources, facts.HELM_RELEASE) if _is_gpu_operator(r)]
+    if not releases:
+        return
+    gpu_pools = [pool for pool in facts.node_pools(resources) if pool.gpu]
+    for release in releases:
+        values = facts.mapping(facts.get(release.props, "values"))
+        namespace = str(facts.get(release.props, "namespace", default="default"))
+        name = facts.get(release.props, "name", default=release.name)
+        problems: list[tuple[str, str | None]] = []
+        if context.cloud in ("gke", "eks") and facts.get(values, "driver", "enabled") is not False:
+            source = (
+                "GKE's driver installer puts the drivers on the nodes"
+                if context.cloud == "gke"
+                else "the EKS NVIDIA AMI ships the drivers"
+            )
+            problems.append(
+                (f"values driver.enabled is not false: {source}, the operator's would fight them", None)
+            )
+        if context.cloud == "eks" and facts.get(values, "toolkit", "enabled") is not False:
+            problems.append(
+                ("values toolkit.enabled is not false: the EKS NVIDIA AMI ships the container toolkit", None)
+            )
+        if context.cloud == "gke":
+            problems += _gke_operator_problems(resources, values, namespace, gpu_pools)
+        for path in ("daemonsets.tolerations", "node-feature-discovery.worker.tolerations"):
+            tolerations = facts.items(facts.get(values, *path.split(".")))
+            for pool in gpu_pools:
+                missing = pool.tolerated_by(tolerations)
+                if missing:
+                    problems.append(
+                        (
+                            f"values {path} do not tolerate {_kind(pool)} {pool.name!r}'s taint(s) "
+                            f"{', '.join(_taint(t) for t in missing)}, so its GPUs are never offered to pods",
+                            None,
+                        )
+                    )
+        for message, urn in problems:
+            report(f"GPU operator (Helm release {namespace}/{name}): {message}", urn or release.urn)
+
+
+def _gke_operator_problems(
+    resources: Sequence[Any], values: Mapping[str, Any], namespace: str, gpu_pools: list[NodePool]
+) -> list[tuple[str, str | None]]:
+    """What GKE needs beside the operator (as NVIDIA documents it for GKE): (message, urn)."""
+    problems: list[tuple[str, str | None]] = []
+    for path in ("toolkit.installDir", "hostPaths.driverInstallDir"):
+        found = facts.get(values, *path.split("."))
+        if found != GKE_NVIDIA_DIR:
+            shown = "not set" if found is None else repr(found)
+            problems.append(
+                (
+                    f"values {path} is {shown}, not {GKE_NVIDIA_DIR!r}, where GKE nodes keep the NVIDIA "
+                    "driver",
+                    None,
+                )
+            )
+    quotas = [
+        q
+        for q in facts.of_type(resources, facts.RESOURCE_QUOTA)
+        if facts.metadata(q).get("namespace") == namespace
+    ]
+    if not any(_admits_critical_pods(q) for q in quotas):
+        problems.append(
+            (
+                f"no ResourceQuota in namespace {namespace!r} admits the PriorityClasses "
+                f"{' and '.join(CRITICAL_PRIORITY_CLASSES)}: GKE refuses the operator's pods there",
+                None,
+            )
+        )
+    if gpu_pools and not any(
+        facts.object_name(d) == GKE_DRIVER_INSTALLER for d in facts.of_type(resources, facts.DAEMON_SET)
+    ):
+        problems.append(
+            (f"there is no DaemonSet {GKE_DRIVER_INSTALLER}: nothing installs the GPU drivers", None)
+        )
+    for pool in gpu_pools:
+        config = facts.mapping(facts.get(pool.resource.props, "nodeConfig"))
+        if facts.mapping(config.get("labels")).get(NO_GKE_DEVICE_PLUGIN) != "true":
+            problems.append(
+                (
+                    f"GKE node pool {pool.name!r} lacks the label {NO_GKE_DEVICE_PLUGIN}=true, so GKE's "
+                    "device plugin runs beside the operator's",
+                    pool.resource.urn,
+                )
+            )
+        driver_versions = {
+            facts.get(a, "gpuDriverInstallationConfig", "gpuDriverVersion")
+            for a in facts.items(config.get("guestAccelerators"))
+        }
+        if driver_versions != {DRIVER_INSTALLATION_DISABLED}:
+            problems.append(
+                (
+                    f"GKE node pool {pool.name!r} does not set gpuDriverInstallationConfig.gpuDriverVersion "
+                    f"{DRIVER_INSTALLATION_DISABLED}, so GKE installs drivers beside Google's installer",
+                    pool.resource.urn,
+                )
+            )
+    return problems
+
+
+RULES: list[Rule] = [
+    Rule(
+        name="gpu-pools-tainted",
+        description="Every GKE node pool and EKS node group with GPUs carries the taint nvidia.com/gpu "
+        "with effect NoSchedule.",
+        remediation="declare the pool's GPUs with `gpu:` in determined:nodePools[] (the project then "
+        "taints it nvidia.com/gpu=present:NoSchedule); do not remove that taint",
+        dev="mandatory",
+        prod="mandatory",
+        area="gpu",
+        resource=gpu_pools_tainted,
+        why="Without it any pod can land on a GPU node and keep an expensive node from scaling down.",
+    ),
+    Rule(
+        name="system-pool-untainted",
+        description="When the stack creates node pools, at least one has no GPUs and no NoSchedule or "
+        "NoExecute taint.",
+        remediation="add a CPU pool without taints to determined:nodePools[] (or drop the taints of one in "
+        "determined:nodePools[].taints)",
+        dev="mandatory",
+        prod="mandatory",
+        area="gpu",
+        stack=system_pool_untainted,
+        why="CoreDNS, the Determined master and its database tolerate no taints: they would stay pending.",
+    ),
+    Rule(
+        name="gpu-pool-tasks-pinned",
+        description="Every resource pool's cpu_pod_spec and gpu_pod_spec in master.yaml selects exactly one "
+        "node pool of the stack with its nodeSelector and tolerates that pool's taints (existing clusters: "
+        "selects some nodes).",
+        remediation="point determined:resourcePools[].nodePool at the node pool the pool's tasks belong on "
+        "(and keep determined:resourcePools[].podSpec from changing its nodeSelector)",
+        dev="mandatory",
+        prod="mandatory",
+        area="gpu",
+        stack=gpu_pool_tasks_pinned,
+        why="Unpinned tasks land anywhere (CPU tasks on GPU nodes); untolerated taints leave them pending.",
+    ),
+    Rule(
+        name="gpu-count-matches-machine",
+        description="A GKE node pool declares the GPUs its machine type carries (count and type); an EKS "
+        "node group's cluster-autoscaler GPU tag equals its instance type's GPUs.",
+        remediation="set determined:nodePools[].gpu.count (and gpu.type) to what "
+        "determined:nodePools[].machineType carries, or choose another machineType",
+        dev="mandatory",
+        prod="mandatory",
+        area="gpu",
+        stack=gpu_count_matches_machine,
+        why="GKE refuses a mismatched pool; a wrong autoscaler tag makes it add nodes that cannot fit the "
+        "task.",
+    ),
+    Rule(
+        name="dev-gpu-pools-scale-to-zero",
+        description="In dev, every GPU node pool's minimum size is 0 (prod stacks are not checked: they may "
+        "keep GPU nodes warm).",
+        remediation="set determined:nodePools[].minNodes to 0 for the GPU pool",
+        dev="advisory",
+        # The one rule about dev only: prod may keep GPU nodes warm on purpose.
+        prod="off",
+        area="gpu",
+        resource=dev_gpu_pools_scale_to_zero,
+        why="Idle GPU nodes cost the most of anything in a dev cluster.",
+    ),
+    Rule(
+        name="gpu-operator-fits-cloud",
+        description="The NVIDIA GPU operator leaves drivers (and on EKS the toolkit) to the cloud, points at "
+        "GKE's driver directory with the ResourceQuota, driver installer and node-pool settings GKE needs, "
+        "and its DaemonSets tolerate every GPU pool's taints.",
+        remediation="keep the project's settings for determined:gpuOperator (driver and toolkit are handled "
+        "per cloud by the project); do not override them",
+        dev="mandatory",
+        prod="mandatory",
+        area="gpu",
+        stack=gpu_operator_fits_cloud,
+        why="A second driver fights the cloud's; on GKE the operator's pods are refused without the quota.",
+    ),
+]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import yaml
 from pulumi_policy import (
     PolicyCustomTimeouts,
     PolicyResource,
@@ -77,3 +78,25 @@ def check(name: str, subject: Any, context: Context = DEV) -> list[str]:
         assert the_rule.stack is not None
         the_rule.stack(context, subject, report)
     return found
+
+
+def master_config(config: dict[str, Any], version: str | None = "0.38.1") -> dict[str, Any]:
+    """The master's config Secret as the program writes it, holding `config` as master.yaml."""
+    meta: dict[str, Any] = {
+        "labels": {
+            "app.kubernetes.io/instance": "determined",
+            "app.kubernetes.io/name": "master",
+            "app.kubernetes.io/part-of": "determined",
+        },
+        "name": "determined-master-config",
+        "namespace": "determined",
+    }
+    if version is not None:
+        meta["annotations"] = {"determined.ai/master-version": version}
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": meta,
+        "stringData": {"master.yaml": yaml.safe_dump(config)},
+        "type": "Opaque",
+    }
