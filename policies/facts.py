@@ -7,6 +7,7 @@ not known yet raises `UnknownValueError` when read, which CrossGuard reports for
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -319,6 +320,12 @@ class MasterConfig:
     version: str | None
 
 
+@functools.lru_cache(maxsize=8)
+def _load_yaml(text: str) -> Any:
+    """master.yaml parsed once for every rule that reads it (rules never change it)."""
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
 def is_master_config(resource: Any) -> bool:
     """The master's config Secret (told by its name and labels, which a preview knows)."""
     return (
@@ -333,7 +340,7 @@ def master_config_of(resource: Any) -> MasterConfig | None:
     if not is_master_config(resource):
         return None
     text = get(resource.props, "stringData", "master.yaml")
-    loaded = yaml.safe_load(text) if isinstance(text, str) else None
+    loaded = _load_yaml(text) if isinstance(text, str) else None
     annotations = mapping(metadata(resource).get("annotations"))
     return MasterConfig(resource, mapping(loaded), annotations.get(defaults.MASTER_VERSION_ANNOTATION))
 

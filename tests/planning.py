@@ -55,9 +55,14 @@ def one(result: PlanResult, kind: str, name: str) -> dict[str, Any]:
     return match
 
 
-@functools.cache
 def planned(name: str, preview: bool = False) -> PlanResult:
-    """A stack of stacks/ or tests/fixtures/stacks/ by name, planned once per test session."""
+    """A stack of stacks/ or tests/fixtures/stacks/ by name, planned once per test session
+    (however the arguments are spelled: the cache sees them normalized)."""
+    return _planned(name, bool(preview))
+
+
+@functools.cache
+def _planned(name: str, preview: bool) -> PlanResult:
     path = stackfile.STACKS_DIR / f"Pulumi.{name}.yaml"
     if not path.exists():
         path = FIXTURE_STACKS / f"Pulumi.{name}.yaml"

@@ -3,10 +3,13 @@ mandatory violation; prod stacks that break a prod promise exit 1 naming the key
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 from functools import cache
 
 import pytest
+import yaml
 from planning import FIXTURE_STACKS, planned, stack_name
 
 from plan import cli, policy_check, runner, stackfile
@@ -69,62 +72,61 @@ def _with(config: dict[str, str], key: str, **fields) -> dict:
 
 GKE = _prod("gke-prod")
 EKS = _prod("eks-prod")
-BROKEN_PROD = {
-    "sharedFs checkpoints": (
-        _prod("gke-prod", checkpointStorage={"type": "sharedFs"}),
-        "no-sharedfs-checkpoints-in-prod",
-        "determined:checkpointStorage.type",
-    ),
-    "a database without TLS": (
-        _prod(
-            "gke-prod",
-            database={
-                "mode": "external",
-                "host": "db.example.com",
-                "user": "determined",
-                "password": "Not-A-Real-Password-1",
-                "sslMode": "disable",
-            },
-        ),
-        "database-tls",
-        "determined:database.sslMode",
-    ),
-    "an API endpoint open to the world": (
-        _prod("eks-prod", cluster=_with(EKS, "cluster", endpoint={"publicAccessCidrs": ["0.0.0.0/0"]})),
-        "control-plane-endpoint-fenced",
-        "determined:cluster.endpoint.publicAccessCidrs",
-    ),
-    "an API endpoint without networks": (
-        _prod("eks-prod", cluster=_with(EKS, "cluster", endpoint={})),
-        "control-plane-endpoint-fenced",
-        "determined:cluster.endpoint.publicAccessCidrs",
-    ),
-    "a latest image": (
-        _prod("gke-prod", master=_with(GKE, "master", image="determinedai/determined-master:latest")),
-        "images-pinned",
-        "determined:master.image",
-    ),
+# One gke-prod stack breaking three prod promises, one eks-prod stack breaking a fourth:
+# each finding must be mandatory and name the key to change.
+BROKEN_GKE = _prod(
+    "gke-prod",
+    checkpointStorage={"type": "sharedFs"},
+    database={
+        "mode": "external",
+        "host": "db.example.com",
+        "user": "determined",
+        "password": "Not-A-Real-Password-1",
+        "sslMode": "disable",
+    },
+    master=_with(GKE, "master", image="determinedai/determined-master:latest"),
+)
+BROKEN_EKS = _prod("eks-prod", cluster=_with(EKS, "cluster", endpoint={"publicAccessCidrs": ["0.0.0.0/0"]}))
+EXPECTED = {
+    "gke": [
+        ("no-sharedfs-checkpoints-in-prod", "determined:checkpointStorage.type"),
+        ("database-tls", "determined:database.sslMode"),
+        ("images-pinned", "determined:master.image"),
+    ],
+    "eks": [("control-plane-endpoint-fenced", "determined:cluster.endpoint.publicAccessCidrs")],
 }
 
 
-@pytest.mark.parametrize("case", BROKEN_PROD, ids=str)
-def test_a_prod_stack_breaking_a_prod_promise_is_a_mandatory_violation_naming_the_key(case):
-    config, policy, key = BROKEN_PROD[case]
-    result = runner.plan(config, [], "prod-case", policies=None)
-    found = [v for v in result.mandatory_violations if v["policy"] == policy]
-    assert found, result.violations
-    assert all(key in v["message"] for v in found)
-    assert "Not-A-Real-Password-1" not in json.dumps(result.violations)
+@pytest.fixture(scope="module")
+def broken_gke(tmp_path_factory) -> tuple[int, str, list[dict[str, str]]]:
+    """The broken gke-prod stack planned as a user would: `python -m plan --config`."""
+    tmp = tmp_path_factory.mktemp("broken")
+    path = tmp / "Pulumi.broken.yaml"
+    path.write_text(yaml.safe_dump({"config": BROKEN_GKE}))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = cli.main(["--config", str(path), "--out", str(tmp / "out")])
+    return code, out.getvalue(), json.loads((tmp / "out" / "policy.json").read_text())
 
 
-def test_the_plan_exits_1_on_a_mandatory_violation(tmp_path, capsys):
-    config, _, key = BROKEN_PROD["sharedFs checkpoints"]
-    path = tmp_path / "Pulumi.shared.yaml"
-    import yaml
+def test_a_broken_prod_stack_exits_1_and_says_why(broken_gke):
+    code, out, _ = broken_gke
+    assert code == 1
+    for policy, key in EXPECTED["gke"]:
+        assert f"[mandatory] {policy}" in out and key in out
+    assert "Not-A-Real-Password-1" not in out
 
-    path.write_text(yaml.safe_dump({"config": config}))
-    assert cli.main(["--config", str(path), "--out", str(tmp_path / "out")]) == 1
-    out = capsys.readouterr().out
-    assert "[mandatory] no-sharedfs-checkpoints-in-prod" in out and key in out
-    written = json.loads((tmp_path / "out" / "policy.json").read_text())
-    assert any(v["policy"] == "no-sharedfs-checkpoints-in-prod" for v in written)
+
+@pytest.mark.parametrize(
+    ("cloud", "policy", "key"), [(c, p, k) for c, pairs in EXPECTED.items() for p, k in pairs]
+)
+def test_each_broken_prod_promise_is_a_mandatory_violation_naming_the_key(broken_gke, cloud, policy, key):
+    found = broken_gke[2] if cloud == "gke" else eks_violations()
+    mine = [v for v in found if v["policy"] == policy]
+    assert mine and all(v["level"] == "mandatory" and key in v["message"] for v in mine)
+    assert "Not-A-Real-Password-1" not in json.dumps(found)
+
+
+@cache
+def eks_violations() -> list[dict[str, str]]:
+    return runner.plan(BROKEN_EKS, [], "broken-eks", policies=None).violations
