@@ -4,7 +4,7 @@ master.yaml): pinned images, requests and limits, no secrets in plain sight, no 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from deploy import defaults
@@ -159,6 +159,26 @@ def task_env_findings(config: Mapping[str, Any]) -> Iterator[str]:
                     yield f"master.yaml {section}.environment_variables{suffix}: {name!r} {why}"
 
 
+def _report_pods(
+    resource: Any,
+    spec: Mapping[str, Any] | None,
+    findings: Callable[[Mapping[str, Any] | None], Iterator[str]],
+    report: Report,
+) -> facts.MasterConfig | None:
+    """Report `findings` of a workload's pod spec (`spec`), or of every task pod spec when
+    `resource` is the master's config Secret, whose master.yaml it returns for more checks."""
+    if spec is not None:
+        for finding in findings(spec):
+            report(f"{workload_name(resource)}: {finding}")
+        return None
+    master = facts.master_config_of(resource)
+    if master is not None:
+        for task in facts.task_pod_specs(master.config):
+            for finding in findings(task.spec):
+                report(f"master.yaml {task.where}: {finding} (from {task.key})")
+    return master
+
+
 def no_secrets_in_plain_sight(context: Context, resource: Any, report: Report) -> None:
     if resource.resource_type == facts.CONFIG_MAP:
         name = facts.object_name(resource)
@@ -169,17 +189,9 @@ def no_secrets_in_plain_sight(context: Context, resource: Any, report: Report) -
                 elif field == "data" and (found := secret_pattern(value)):
                     report(f"ConfigMap {name}: data key {key!r} holds {found}")
         return
-    spec = facts.pod_spec_of(resource)
-    if spec is not None:
-        for finding in env_findings(spec):
-            report(f"{workload_name(resource)}: {finding}")
-        return
-    master = facts.master_config_of(resource)
+    master = _report_pods(resource, facts.pod_spec_of(resource), env_findings, report)
     if master is None:
         return
-    for task in facts.task_pod_specs(master.config):
-        for finding in env_findings(task.spec):
-            report(f"master.yaml {task.where}: {finding} (from {task.key})")
     for finding in task_env_findings(master.config):
         report(f"{finding} (from determined:taskContainerDefaults.env)")
 
@@ -273,17 +285,9 @@ def privilege_findings(spec: Mapping[str, Any] | None) -> Iterator[str]:
 
 
 def no_privileged_pods(context: Context, resource: Any, report: Report) -> None:
-    spec = own_pod_spec(resource)
-    if spec is not None:
-        for finding in privilege_findings(spec):
-            report(f"{workload_name(resource)}: {finding}")
-        return
-    master = facts.master_config_of(resource)
+    master = _report_pods(resource, own_pod_spec(resource), privilege_findings, report)
     if master is None:
         return
-    for task in facts.task_pod_specs(master.config):
-        for finding in privilege_findings(task.spec):
-            report(f"master.yaml {task.where}: {finding} (from {task.key})")
     # One message for the one setting the program writes into the top and every pool.
     hosts = [
         section

@@ -133,21 +133,15 @@ def test_policy_config_env_is_what_the_cli_sets():
             os.environ["PULUMI_CONFIG"] = before
 
 
-def _pins(path: Path) -> dict[str, str]:
-    pins = {}
-    for line in path.read_text().splitlines():
-        line = line.split("#", 1)[0].strip()
-        if "==" in line:
-            name, version = line.split("==")
-            pins[name.lower()] = version
-    return pins
-
-
-def test_the_packs_requirements_pin_what_the_project_pins():
-    pack = _pins(ROOT / "policies" / "requirements.txt")
-    project = _pins(ROOT / "requirements.txt")
-    assert {"pulumi", "pulumi-policy", "pyyaml"} <= set(pack)
-    assert {name: project.get(name) for name in pack} == pack
+def test_the_pack_installs_what_the_project_pins():
+    # The pack imports deploy.* (tables, names, master.yaml key data): the program's needs.
+    lines = [
+        line.strip()
+        for line in (ROOT / "policies" / "requirements.txt").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    assert lines == ["-r ../requirements.txt"]
+    assert "pulumi-policy==" in (ROOT / "requirements.txt").read_text()
 
 
 def test_the_readme_table_is_the_rules_table():
