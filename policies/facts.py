@@ -367,63 +367,48 @@ _SPEC_KEYS = {
 }
 
 
-def task_pod_specs(config: Mapping[str, Any]) -> Iterator[TaskPodSpec]:
-    """Every pod spec in master.yaml: the top-level task defaults' and each pool's."""
-    top = mapping(config.get("task_container_defaults"))
-    for kind, key in _SPEC_KEYS.items():
-        if isinstance(top.get(kind), Mapping):
-            yield TaskPodSpec(
-                f"task_container_defaults.{kind}",
-                f"determined:taskContainerDefaults.{key}",
-                None,
-                kind,
-                mapping(get(top, kind, "spec")),
-            )
+def task_sections(config: Mapping[str, Any]) -> Iterator[tuple[str, str | None, Mapping[str, Any]]]:
+    """(where, pool, task_container_defaults) of master.yaml: the top-level one (pool None)
+    and each resource pool's."""
+    yield "task_container_defaults", None, mapping(config.get("task_container_defaults"))
     for pool in items(config.get("resource_pools")):
         name = get(pool, "pool_name", default="?")
-        tcd = mapping(get(pool, "task_container_defaults"))
-        for kind in _SPEC_KEYS:
+        yield (
+            f"resource_pools[{name}].task_container_defaults",
+            name,
+            mapping(get(pool, "task_container_defaults")),
+        )
+
+
+def task_pod_specs(config: Mapping[str, Any]) -> Iterator[TaskPodSpec]:
+    """Every pod spec in master.yaml: the top-level task defaults' and each pool's."""
+    for where, pool, tcd in task_sections(config):
+        for kind, key in _SPEC_KEYS.items():
             if isinstance(tcd.get(kind), Mapping):
-                yield TaskPodSpec(
-                    f"resource_pools[{name}].task_container_defaults.{kind}",
-                    f"determined:resourcePools[{name}].podSpec",
-                    name,
-                    kind,
-                    mapping(get(tcd, kind, "spec")),
+                source = (
+                    f"determined:taskContainerDefaults.{key}"
+                    if pool is None
+                    else (f"determined:resourcePools[{pool}].podSpec")
                 )
+                yield TaskPodSpec(f"{where}.{kind}", source, pool, kind, mapping(get(tcd, kind, "spec")))
 
 
 def task_defaults(config: Mapping[str, Any], key: str) -> Iterator[tuple[str, Any]]:
     """(where, value) of one task_container_defaults key of master.yaml, top and per pool."""
-    yield "task_container_defaults", get(config, "task_container_defaults", key)
-    for pool in items(config.get("resource_pools")):
-        name = get(pool, "pool_name", default="?")
-        yield f"resource_pools[{name}].task_container_defaults", get(pool, "task_container_defaults", key)
+    for where, _, tcd in task_sections(config):
+        yield where, get(tcd, key)
 
 
 def task_images(config: Mapping[str, Any]) -> Iterator[tuple[str, str, str]]:
     """(where, config key, image) for the task images master.yaml names."""
-    sections = [
-        ("task_container_defaults", "determined:taskContainerDefaults", config.get("task_container_defaults"))
-    ]
-    for pool in items(config.get("resource_pools")):
-        name = get(pool, "pool_name", default="?")
-        sections.append(
-            (
-                f"resource_pools[{name}].task_container_defaults",
-                "determined:taskContainerDefaults",
-                get(pool, "task_container_defaults"),
-            )
-        )
-    for where, key, tcd in sections:
-        image = get(tcd, "image")
+    for where, image in task_defaults(config, "image"):
         values = (
             image.items() if isinstance(image, Mapping) else [("", image)] if isinstance(image, str) else []
         )
         for runtime, value in values:
             if isinstance(value, str):
                 suffix = f".{runtime}" if runtime else ""
-                yield f"{where}.image{suffix}", f"{key}.images", value
+                yield f"{where}.image{suffix}", "determined:taskContainerDefaults.images", value
 
 
 # --- misc -----------------------------------------------------------------------------------
