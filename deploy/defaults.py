@@ -42,6 +42,7 @@ DB_DATABASE = "determined"
 DB_PORT = 5432
 DB_UID = 999  # the postgres user of the official image
 DB_DATA_DIR = "/var/lib/postgresql/data"
+DB_SOCKET_DIR = "/var/run/postgresql"  # the official image's unix socket directory
 DB_SETTINGS = {"max_connections": "96", "shared_buffers": "512MB"}
 DB_RESOURCES = {
     "requests": {"cpu": "500m", "memory": "1Gi"},

@@ -86,6 +86,26 @@ def _pg_isready() -> dict[str, Any]:
     }
 
 
+# Run at every start of the database container: makes the role's password the one in the
+# Secret. A data directory kept from an earlier install (a destroy keeps the volume, and the
+# new install generates a new password) is reattached with whatever password the Secret holds
+# now, and a changed `database.password` takes effect the same way. Waits for the real server
+# (TCP on 127.0.0.1: the entrypoint's first-run server listens on the socket only), then
+# connects over the local socket, where the image's initdb trusts local users. The password
+# goes through psql's variable quoting, never through argv or the log.
+ADOPT_PASSWORD = f"""set -eu
+for _ in $(seq 600); do
+  pg_isready --quiet --host=127.0.0.1 --username={defaults.DB_USER} && break
+  sleep 1
+done
+psql --host={defaults.DB_SOCKET_DIR} --username={defaults.DB_USER} --dbname=postgres \\
+  --no-psqlrc --quiet --set=ON_ERROR_STOP=1 <<'SQL'
+\\set password `printenv POSTGRES_PASSWORD`
+ALTER ROLE {defaults.DB_USER} PASSWORD :'password';
+SQL
+"""
+
+
 def statefulset(cfg: StackConfig) -> dict[str, Any]:
     db = cfg.database
     assert isinstance(db, InClusterDatabase)
@@ -113,13 +133,27 @@ def statefulset(cfg: StackConfig) -> dict[str, Any]:
             "periodSeconds": 10,
             "failureThreshold": 6,
         },
-        "volumeMounts": [{"name": "data", "mountPath": defaults.DB_DATA_DIR}],
-        "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
+        "lifecycle": {"postStart": {"exec": {"command": ["sh", "-c", ADOPT_PASSWORD]}}},
+        "volumeMounts": [
+            {"name": "data", "mountPath": defaults.DB_DATA_DIR},
+            # The only paths the server writes outside its data directory.
+            {"name": "socket", "mountPath": defaults.DB_SOCKET_DIR},
+            {"name": "tmp", "mountPath": "/tmp"},
+        ],
+        "securityContext": {
+            "allowPrivilegeEscalation": False,
+            "capabilities": {"drop": ["ALL"]},
+            "readOnlyRootFilesystem": True,
+        },
     }
     pod_spec = {
         **system_pods.pod_fields(cfg),
         "containers": [container],
-        "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": defaults.DB_VOLUME_CLAIM}}],
+        "volumes": [
+            {"name": "data", "persistentVolumeClaim": {"claimName": defaults.DB_VOLUME_CLAIM}},
+            {"name": "socket", "emptyDir": {"medium": "Memory", "sizeLimit": "16Mi"}},
+            {"name": "tmp", "emptyDir": {"sizeLimit": "1Gi"}},
+        ],
         "securityContext": {
             "runAsNonRoot": True,
             "runAsUser": defaults.DB_UID,

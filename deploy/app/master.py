@@ -293,6 +293,20 @@ def service(cfg: StackConfig) -> dict[str, Any]:
     return svc
 
 
+def disruption_budget(cfg: StackConfig) -> dict[str, Any]:
+    """One master at a time, and drains never blocked: `maxUnavailable: 1` lets a drain evict
+    the single master (a `minAvailable: 1` budget would hold every drain forever), and an
+    unhealthy master (crash-looping, not ready) is always evictable. The Deployment's Recreate
+    strategy keeps a second master off the database while the replacement starts."""
+    spec = {
+        "maxUnavailable": 1,
+        "selector": {"matchLabels": kube.selector(COMPONENT)},
+        "unhealthyPodEvictionPolicy": "AlwaysAllow",
+    }
+    meta = kube.metadata(defaults.MASTER_NAME, COMPONENT, cfg.namespace)
+    return kube.manifest("policy/v1", "PodDisruptionBudget", meta, spec=spec)
+
+
 def internal_url(cfg: StackConfig) -> str:
     host = f"{defaults.MASTER_SERVICE_NAME}.{cfg.namespace}.svc.cluster.local"
     return f"{port_name(cfg)}://{host}:{defaults.MASTER_SERVICE_PORT}"
@@ -369,5 +383,6 @@ class DeterminedMaster(pulumi.ComponentResource):
             deployment(cfg, config_checksum),
             pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[*bindings, secret])),
         )
+        kube.register(disruption_budget(cfg), child)
         self.url = internal_url(cfg)
         self.register_outputs({"url": self.url})

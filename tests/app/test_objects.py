@@ -115,6 +115,19 @@ def test_master_deployment():
     assert deploy["spec"]["strategy"] == {"type": "Recreate"}
 
 
+def test_the_master_disruption_budget_lets_drains_through():
+    cfg = make_config()
+    pdb = master.disruption_budget(cfg)
+    deploy = master.deployment(cfg, "checksum")
+    # It guards the master's pods (and only them) ...
+    assert pdb["spec"]["selector"] == deploy["spec"]["selector"]
+    assert pdb["metadata"]["namespace"] == deploy["metadata"]["namespace"] == cfg.namespace
+    # ... and never holds a drain: the single master may be evicted, unhealthy or not.
+    assert pdb["spec"]["maxUnavailable"] >= deploy["spec"]["replicas"]
+    assert "minAvailable" not in pdb["spec"]
+    assert pdb["spec"]["unhealthyPodEvictionPolicy"] == "AlwaysAllow"
+
+
 def test_master_service_is_what_master_yaml_names():
     cfg = make_config()
     svc = master.service(cfg)
@@ -145,7 +158,9 @@ def test_postgres_is_pinned_supported_and_probed():
     }
     assert env["PGDATA"]["value"].startswith(container["volumeMounts"][0]["mountPath"] + "/")
     volumes = sts["spec"]["template"]["spec"]["volumes"]
-    assert volumes == [{"name": "data", "persistentVolumeClaim": {"claimName": "determined-db-data"}}]
+    assert volumes[0] == {"name": "data", "persistentVolumeClaim": {"claimName": "determined-db-data"}}
+    # Everything else it writes is scratch: nothing but the claim outlives the pod.
+    assert all("emptyDir" in v for v in volumes[1:])
     assert sts["spec"]["template"]["spec"]["securityContext"]["runAsNonRoot"] is True
 
 
