@@ -7,7 +7,15 @@ import posixpath
 import re
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BeforeValidator, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from deploy.config.base import ConfigModel, default_tag
@@ -16,28 +24,68 @@ from deploy.config.syntax import (
     AbsolutePath,
     DnsSubdomain,
     HttpUrl,
-    NonEmpty,
     Quantity,
+    control_character,
     pattern_check,
+    shown,
     whole_number,
 )
 
-_S3_BUCKET = r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]"
-_GCS_BUCKET = r"[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]"
+_S3_BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
+_GCS_BUCKET = re.compile(r"[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]")
 
 
-S3Bucket = Annotated[
-    str,
-    AfterValidator(
-        pattern_check(_S3_BUCKET, "an S3 bucket name (3 to 63 lower-case letters, digits, '.' and '-')")
-    ),
-]
-GcsBucket = Annotated[
-    str,
-    AfterValidator(
-        pattern_check(_GCS_BUCKET, "a GCS bucket name (3 to 63 lower-case letters, digits, '.', '_' and '-')")
-    ),
-]
+def _ip_shaped(value: str) -> bool:
+    return re.fullmatch(r"[0-9]+(\.[0-9]+){3}", value) is not None
+
+
+def _s3_bucket(value: str) -> str:
+    # AWS's naming rules: besides the characters, no '..', '.-' or '-.', no IP-address form,
+    # no prefix or suffix S3 keeps for itself.
+    if (
+        not _S3_BUCKET.fullmatch(value)
+        or any(part in value for part in ("..", ".-", "-."))
+        or _ip_shaped(value)
+        or value.startswith(("xn--", "sthree-"))
+        or value.endswith(("-s3alias", "--ol-s3"))
+    ):
+        raise ValueError(
+            f"{shown(value)} is not an S3 bucket name (3 to 63 lower-case letters, digits, '.' and '-', "
+            "not shaped like an IP address, no '..')"
+        )
+    return value
+
+
+def _gcs_bucket(value: str) -> str:
+    # Google's naming rules: besides the characters, no IP-address form, and no name that
+    # starts with "goog" or holds "google" (or a look-alike such as "g00gle").
+    if (
+        not _GCS_BUCKET.fullmatch(value)
+        or _ip_shaped(value)
+        or value.startswith("goog")
+        or re.search(r"g[o0][o0]gle", value)
+    ):
+        raise ValueError(
+            f"{shown(value)} is not a GCS bucket name (3 to 63 lower-case letters, digits, '.', '_' and '-'; "
+            "not starting with 'goog' nor holding 'google')"
+        )
+    return value
+
+
+S3Bucket = Annotated[str, AfterValidator(_s3_bucket)]
+GcsBucket = Annotated[str, AfterValidator(_gcs_bucket)]
+
+
+def _prefix(value: str) -> str:
+    # As the master checks it (expconf validateStoragePrefix): it refuses to start otherwise.
+    if value == ".." or value.startswith("../") or value.endswith("/..") or "/../" in value:
+        raise ValueError("must not contain '..' as a path part (the master refuses such a prefix)")
+    if control_character(value):
+        raise ValueError("must be one line (no newline or other control character)")
+    return value
+
+
+Prefix = Annotated[str, AfterValidator(_prefix)]
 Count = whole_number(0)
 
 
@@ -49,17 +97,64 @@ class Retention(ConfigModel):
     save_trial_latest: Count = 1
 
 
+# Node directories a sharedFs hostPath must stay out of: mounted into every task pod, they
+# would hand tasks the node's system, the kubelet's or the container runtime's files.
+_NODE_TREES = (
+    "/etc",
+    "/proc",
+    "/sys",
+    "/dev",
+    "/run",
+    "/var/run",
+    "/var/lib/kubelet",
+    "/var/lib/containerd",
+    "/var/lib/docker",
+    "/var/log",
+    "/boot",
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib64",
+    "/root",
+    "/home",
+)
+
+
+def _host_path(value: str) -> str:
+    example = "example: /tmp/determined-checkpoints"
+    if not value.startswith("/") or posixpath.normpath(value) != value or control_character(value):
+        raise ValueError(
+            f"{shown(value)} is not a normalised absolute path (one line; no '.', '..', '//' or trailing "
+            f"'/'; {example})"
+        )
+    if value in ("/", "/var", "/var/lib", "/tmp"):
+        raise ValueError(
+            f"{shown(value)} would give tasks the node's own {value}; choose a directory below it ({example})"
+        )
+    for tree in _NODE_TREES:
+        if value == tree or value.startswith(tree + "/"):
+            raise ValueError(
+                f"{shown(value)} is under {tree}, the node's own files, which every task would read and "
+                f"write; choose a directory of its own ({example})"
+            )
+    return value
+
+
+HostPath = Annotated[str, AfterValidator(_host_path)]
+
+
 class SharedFsStorage(Retention):
     """A host directory on each node: for single-node testing only."""
 
     type: Literal["sharedFs"]
-    host_path: AbsolutePath = "/tmp/determined-checkpoints"
+    host_path: HostPath = "/tmp/determined-checkpoints"
 
 
 class S3Storage(Retention):
     type: Literal["s3"]
     bucket: S3Bucket | None = None  # created and named by the stack when absent (eks)
-    prefix: str = ""
+    prefix: Prefix = ""
     endpoint_url: HttpUrl | None = None  # S3-compatible stores (MinIO)
     access_key: Secret | None = None
     secret_key: Secret | None = None
@@ -68,7 +163,7 @@ class S3Storage(Retention):
 class GcsStorage(Retention):
     type: Literal["gcs"]
     bucket: GcsBucket | None = None  # created and named by the stack when absent (gke)
-    prefix: str = ""
+    prefix: Prefix = ""
 
 
 def _refuse(*problems: tuple[str | None, str]) -> ValidationError:
@@ -84,6 +179,17 @@ def _refuse(*problems: tuple[str | None, str]) -> ValidationError:
     return ValidationError.from_exception_data("checkpointStorage", details)
 
 
+def _azure_container(value: str) -> str:
+    # Azure's characters: lower-case letters, digits and single hyphens between them (its
+    # 3-character minimum is left to Azure).
+    if not (len(value) <= 63 and re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", value)):
+        raise ValueError(
+            f"{shown(value)} is not an Azure container name (lower-case letters, digits and single '-' "
+            "between them, at most 63 characters)"
+        )
+    return value
+
+
 class AzureStorage(Retention):
     """A blob container, reached with a connection string, or with the account's URL and a
     credential (an account key or SAS token). The task harness hands both to the Azure SDK
@@ -91,11 +197,25 @@ class AzureStorage(Retention):
     anonymous, which Azure allows for reading public containers only."""
 
     type: Literal["azure"]
-    container: NonEmpty
+    container: Annotated[str, AfterValidator(_azure_container)]
     connection_string: Secret | None = None
     # https://<account>.blob.core.windows.net (http:// for an emulator such as Azurite)
     account_url: HttpUrl | None = None
     credential: Secret | None = None
+
+    @field_validator("connection_string")
+    @classmethod
+    def _connection_string(cls, value: SecretStr | None) -> SecretStr | None:
+        # Never repeated: it holds the account key. Only its syntax as a whole is checked: the
+        # offline plan validates stand-ins for secrets, which have no Key=Value form.
+        if value is not None and (
+            control_character(value.get_secret_value()) or " " in value.get_secret_value()
+        ):
+            raise ValueError(
+                "must be one line without spaces (Key=Value settings separated by ';', as the storage "
+                "account's Access keys page shows it)"
+            )
+        return value
 
     @model_validator(mode="after")
     def _one_way_in(self) -> AzureStorage:
@@ -128,9 +248,10 @@ _IMAGE_DIRS = ("/bin", "/boot", "/lib", "/lib64", "/opt", "/root", "/sbin", "/us
 def _container_path(value: str) -> str:
     example = f"example: {DEFAULT_CONTAINER_PATH}"
     normal = posixpath.normpath(value)
-    if not value.startswith("/") or normal != value or value.startswith("//"):
+    if not value.startswith("/") or normal != value or value.startswith("//") or control_character(value):
         raise ValueError(
-            f"{value!r} is not a normalised absolute path (no '.', '..', '//' or trailing '/'; {example})"
+            f"{shown(value)} is not a normalised absolute path (one line; no '.', '..', '//' or trailing "
+            f"'/'; {example})"
         )
     if value == "/":
         raise ValueError(f"'/' would hide the whole image; choose a directory of its own ({example})")

@@ -56,6 +56,40 @@ class CloudCluster(ClusterConfig):
     zones: list[NonEmpty] = Field(default_factory=list)
 
 
+# Region and zone names as the clouds spell them; they reach provider settings, resource
+# names and the commands the stack prints (get-credentials, update-kubeconfig).
+GcpRegion = Annotated[
+    str, AfterValidator(pattern_check(r"[a-z]+-[a-z]+[0-9]+", "a Google Cloud region (example: us-central1)"))
+]
+GcpZone = Annotated[
+    str,
+    AfterValidator(
+        pattern_check(r"[a-z]+-[a-z]+[0-9]+-[a-z]", "a Google Cloud zone (example: us-central1-a)")
+    ),
+]
+# A project ID (6 to 30 characters for new projects), optionally domain-scoped (example.com:id).
+GcpProject = Annotated[
+    str,
+    AfterValidator(
+        pattern_check(
+            r"([a-z][-a-z0-9.]*[a-z0-9]:)?[a-z]([-a-z0-9]{0,28}[a-z0-9])?",
+            "a Google Cloud project ID (lower-case letters, digits and '-', starting with a letter; "
+            "example: my-project-123)",
+        )
+    ),
+]
+_AWS_REGION = r"[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-[0-9]"
+AwsRegion = Annotated[str, AfterValidator(pattern_check(_AWS_REGION, "an AWS region (example: us-east-1)"))]
+AwsZone = Annotated[
+    str,
+    AfterValidator(
+        pattern_check(
+            rf"{_AWS_REGION}([a-z]|-[a-z]+-[0-9]+[a-z])", "an AWS availability zone (example: us-east-1a)"
+        )
+    ),
+]
+
+
 class GkeNetwork(ConfigModel):
     """The cluster's VPC: created (CIDRs below) or an existing one named here."""
 
@@ -77,7 +111,9 @@ class GkeNetwork(ConfigModel):
 
 
 class GkeCluster(CloudCluster):
-    project: NonEmpty | None = None  # falls back to gcp:project
+    region: GcpRegion
+    zones: list[GcpZone] = Field(default_factory=list)
+    project: GcpProject | None = None  # falls back to gcp:project
     release_channel: Literal["RAPID", "REGULAR", "STABLE", "EXTENDED"] = "REGULAR"
     network: GkeNetwork = Field(default_factory=GkeNetwork)
     # Nodes without public IPs (outbound through Cloud NAT).
@@ -114,6 +150,8 @@ class EksEndpoint(ConfigModel):
 
 
 class EksCluster(CloudCluster):
+    region: AwsRegion
+    zones: list[AwsZone] = Field(default_factory=list)
     vpc: EksVpc = Field(default_factory=EksVpc)
     endpoint: EksEndpoint = Field(default_factory=EksEndpoint)
     # IAM roles or users given cluster-admin access entries (besides the deploying identity).

@@ -4,6 +4,7 @@ cluster-autoscaler serves, an API endpoint fenced in prod, and a coherent VPC se
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -11,6 +12,7 @@ from deploy import versions
 from deploy.config import eks_instances
 from deploy.config.database import ManagedDatabase
 from deploy.config.node_pools import EksNodePool
+from deploy.config.syntax import shown
 
 if TYPE_CHECKING:
     from deploy.config.stack import EksStack
@@ -18,13 +20,15 @@ if TYPE_CHECKING:
 Add = Callable[[str, str], None]
 
 _INSTANCE_TYPE = "an EC2 instance type such as m6i.2xlarge or g6.12xlarge"
+# family.size (m6i.2xlarge, u-6tb1.metal, p4d.24xlarge)
+_INSTANCE_TYPE_FORM = re.compile(r"[a-z][a-z0-9-]*\.[a-z0-9-]+")
 RDS_MIN_STORAGE_GB = 20
 
 
 def _gpu_problems(i: int, pool: EksNodePool, add: Add) -> None:
     at = f"nodePools[{i}]"
-    if "." not in pool.machine_type:
-        add(f"{at}.machineType", f"{pool.machine_type!r} is not {_INSTANCE_TYPE}")
+    if not _INSTANCE_TYPE_FORM.fullmatch(pool.machine_type):
+        add(f"{at}.machineType", f"{shown(pool.machine_type)} is not {_INSTANCE_TYPE}")
         return
     family = eks_instances.family(pool.machine_type)
     accelerator = eks_instances.accelerator(pool.machine_type)
@@ -105,6 +109,18 @@ def _database_problems(cfg: EksStack, add: Add) -> None:
     db = cfg.database
     if isinstance(db, ManagedDatabase) and db.storage_size_gb < RDS_MIN_STORAGE_GB:
         add("database.storageSizeGb", f"RDS gp3 storage starts at {RDS_MIN_STORAGE_GB} GB")
+    if isinstance(db, ManagedDatabase) and db.tier.startswith("db-"):
+        add(
+            "database.tier",
+            f"{db.tier!r} is a Cloud SQL tier; RDS instance classes start with 'db.' (example: db.m6g.large)",
+        )
+
+
+def _zone_problems(cfg: EksStack, add: Add) -> None:
+    region = cfg.cluster.region
+    for i, zone in enumerate(cfg.cluster.zones):
+        if not zone.startswith(region):
+            add(f"cluster.zones[{i}]", f"{zone!r} is not a zone of cluster.region {region}")
 
 
 def eks_problems(cfg: EksStack, add: Add) -> None:
@@ -114,4 +130,5 @@ def eks_problems(cfg: EksStack, add: Add) -> None:
     _version_problems(cfg, add)
     _endpoint_problems(cfg, add)
     _vpc_problems(cfg, add)
+    _zone_problems(cfg, add)
     _database_problems(cfg, add)

@@ -9,6 +9,7 @@ near-miss spelling, or the mode the key belongs to).
 from __future__ import annotations
 
 import difflib
+import re
 import types
 import typing
 from collections.abc import Iterable, Iterator, Mapping
@@ -149,6 +150,13 @@ def _unknown_key_hint(root: Any, loc: tuple[Any, ...], keys: list[Any], unions: 
     model = _strip(model)
     known = list(_fields_by_alias(model)) if isinstance(model, type) and issubclass(model, BaseModel) else []
     if isinstance(key, str):
+        first = re.split(r"[.\[]", key, maxsplit=1)[0]
+        if len(keys) == 1 and first != key and first in known:
+            # `pulumi config set determined:master.version x` without --path: one flat key.
+            return (
+                f"unknown key; to set {key!r} inside {first!r}, run pulumi config set --path "
+                "(without --path the whole name is one key)"
+            )
         if to_camel(key) in known and to_camel(key) != key:
             return f"unknown key; did you mean {to_camel(key)!r}?"
         # Does the key belong to another variant of a union on the way?

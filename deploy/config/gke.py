@@ -9,7 +9,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from deploy.config import gke_machines
+from deploy.config.database import ManagedDatabase
 from deploy.config.node_pools import GkeNodePool
+from deploy.config.syntax import shown
 
 if TYPE_CHECKING:
     from deploy.config.stack import GkeStack
@@ -28,6 +30,8 @@ MIG_ACCELERATORS = {
 _PARTITION = re.compile(r"[1-7]g\.[0-9]+gb")
 
 _GPU_SERIES = "n1 with an attached GPU, or an accelerator-optimized series (a2, a3, a4, a4x, g2, g4)"
+# A Compute Engine machine type: series, then its shape (e2-standard-8, n2-custom-4-16384).
+_MACHINE_TYPE = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)+")
 
 
 def _choices(values: list[str] | tuple[str, ...]) -> str:
@@ -136,11 +140,36 @@ def _operator_image_types(cfg: GkeStack, add: Add) -> None:
                 )
 
 
+def _zone_problems(cfg: GkeStack, add: Add) -> None:
+    region = cfg.cluster.region
+    for i, zone in enumerate(cfg.cluster.zones):
+        if not zone.startswith(region + "-"):
+            add(f"cluster.zones[{i}]", f"{zone!r} is not a zone of cluster.region {region}")
+
+
+def _database_problems(cfg: GkeStack, add: Add) -> None:
+    db = cfg.database
+    if isinstance(db, ManagedDatabase) and db.tier.startswith("db."):
+        add(
+            "database.tier",
+            f"{db.tier!r} is an RDS instance class; Cloud SQL tiers start with 'db-' "
+            "(example: db-custom-2-8192)",
+        )
+
+
 def gke_problems(cfg: GkeStack, add: Add) -> None:
     if not cfg.cluster.name[0].isalpha():
         add("cluster.name", "must start with a letter on GKE (cluster and service account names do)")
+    _zone_problems(cfg, add)
+    _database_problems(cfg, add)
     operator = cfg.gpu_operator.enabled
     for i, pool in enumerate(cfg.node_pools):
+        if not _MACHINE_TYPE.fullmatch(pool.machine_type):
+            add(
+                f"nodePools[{i}].machineType",
+                f"{shown(pool.machine_type)} is not a GKE machine type (example: e2-standard-8)",
+            )
+            continue
         _gpu_problems(i, pool, operator, add)
         _disk_problems(i, pool, add)
         _taint_problems(i, pool, add)

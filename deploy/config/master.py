@@ -11,16 +11,20 @@ from deploy import versions
 from deploy.config.base import ConfigModel, default_tag
 from deploy.config.secrets import Secret
 from deploy.config.syntax import (
+    Annotations,
     DnsSubdomain,
     EnvName,
     Flag,
+    Host,
     HttpUrl,
     ImageReference,
     ImageRepository,
     NonEmpty,
     Quantity,
     Version,
+    pem_certificates_problem,
     quantity_value,
+    shown,
     whole_number,
 )
 
@@ -68,15 +72,17 @@ class Resources(ConfigModel):
         return out
 
 
-# A cron schedule of five fields, or a Go duration (the master's retention schedule).
-_CRON = re.compile(r"(\S+\s+){4}\S+")
+# A cron schedule of five fields (numbers, names, '*', '?', ranges, steps and lists, as the
+# master's cron.ParseStandard reads them), or a Go duration (the master's retention schedule).
+_CRON_FIELD = r"[0-9A-Za-z*?/,-]+"
+_CRON = re.compile(rf"({_CRON_FIELD}\s+){{4}}{_CRON_FIELD}")
 _DURATION = re.compile(r"([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+")
 
 
 def _schedule(value: str) -> str:
     if not (_CRON.fullmatch(value.strip()) or _DURATION.fullmatch(value)):
         raise ValueError(
-            f"{value!r} is not a cron schedule of five fields (example: '0 3 * * *') or a duration (24h)"
+            f"{shown(value)} is not a cron schedule of five fields (example: '0 3 * * *') or a duration (24h)"
         )
     return value
 
@@ -126,7 +132,7 @@ class ElasticLogging(ConfigModel):
     """Task logs shipped to Elasticsearch (the master reads them back from there)."""
 
     type: Literal["elastic"]
-    host: NonEmpty  # a host name, an address or a Service name
+    host: Host  # a host name, an address or a Service name
     port: whole_number(1, 65535) = 9200
     security: ElasticSecurity | None = None
 
@@ -152,12 +158,13 @@ class ServiceConfig(ConfigModel):
     master ends TLS itself (tls.mode master)."""
 
     type: Literal["ClusterIP", "LoadBalancer", "NodePort"] = "ClusterIP"
-    annotations: dict[str, str] = Field(default_factory=dict)
+    annotations: Annotations = Field(default_factory=dict)
 
 
 def _pem(value: str | None) -> str | None:
-    if value is not None and "-----BEGIN CERTIFICATE-----" not in value:
-        raise ValueError("must be CA certificates in PEM form (-----BEGIN CERTIFICATE----- ...)")
+    message = pem_certificates_problem(value) if value is not None else None
+    if message:
+        raise ValueError(message)
     return value
 
 
@@ -191,7 +198,7 @@ class MasterConfig(ConfigModel):
     # Requests and limits; default: cpu and memory above as both.
     resources: Resources | None = None
     service: ServiceConfig = Field(default_factory=ServiceConfig)
-    pod_annotations: dict[str, str] = Field(default_factory=dict)
+    pod_annotations: Annotations = Field(default_factory=dict)
     env: dict[EnvName, str] = Field(default_factory=dict)
     # master.yaml keys merged in last (snake_case, as the master reads them); checked per version.
     config_overrides: dict[str, Any] = Field(default_factory=dict)

@@ -78,6 +78,24 @@ class NodePool(ConfigModel):
     labels: Labels = Field(default_factory=dict)
     taints: list[Taint] = Field(default_factory=list)
 
+    @field_validator("taints")
+    @classmethod
+    def _one_per_key_and_effect(cls, taints: list[Taint], info: ValidationInfo) -> list[Taint]:
+        # Kubernetes allows one taint per key and effect on a node; GPU pools carry GPU_TAINT.
+        given = [GPU_TAINT] if info.data.get("gpu") else []
+        for taint in taints:
+            same = next((t for t in given if (t.key, t.effect) == (taint.key, taint.effect)), None)
+            if same is not None and same != taint:
+                why = (
+                    " (every GPU pool carries nvidia.com/gpu=present:NoSchedule)" if same == GPU_TAINT else ""
+                )
+                raise ValueError(
+                    f"two taints with key {taint.key!r} and effect {taint.effect}{why}; a node takes one "
+                    "taint per key and effect"
+                )
+            given.append(taint)
+        return taints
+
     @property
     def gpu_count(self) -> int:
         return self.gpu.count if self.gpu else 0
@@ -107,6 +125,16 @@ class ExistingNodePool(NodePool):
 
 class CloudNodePool(NodePool):
     """A pool the project creates; its nodes carry `determined.ai/node-pool=<name>`."""
+
+    @field_validator("labels")
+    @classmethod
+    def _not_the_pool_label(cls, labels: dict[str, str]) -> dict[str, str]:
+        if defaults.NODE_POOL_LABEL in labels:
+            raise ValueError(
+                f"{defaults.NODE_POOL_LABEL!r} is set by the project (to the pool's name), and resource "
+                "pools select the pool's nodes by it; remove it"
+            )
+        return labels
 
     machine_type: NonEmpty
     gpu: CloudGpuConfig | None = None

@@ -118,6 +118,18 @@ class QuotaConfig(ConfigModel):
     limits: QuotaLimits | None = None
 
 
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError(
+            "must hold a character other than spaces (Determined refuses a blank workspace name)"
+        )
+    return value
+
+
+# Determined's workspace names: 1 to 80 characters, not all blank (validateWorkspaceName).
+WorkspaceName = Annotated[str, Field(min_length=1, max_length=80), AfterValidator(_not_blank)]
+
+
 class ResourcePoolConfig(ConfigModel):
     # Determined pool names: shown in the CLI and web UI, used in experiment configs.
     name: PoolName
@@ -127,7 +139,7 @@ class ResourcePoolConfig(ConfigModel):
     pod_spec: dict[str, Any] = Field(default_factory=dict)
     quota: QuotaConfig | None = None
     # 0.35+: the Determined workspace bound to the pool's namespace (default: the pool's name).
-    workspace: NonEmpty | None = None
+    workspace: WorkspaceName | None = None
 
     _pod_spec = field_validator("pod_spec", mode="before")(_pod)
 
@@ -169,6 +181,18 @@ class LogPolicy(ConfigModel):
         return value
 
 
+# A Linux network interface name (at most 15 characters), such as eth0 or ens5.
+InterfaceName = Annotated[
+    NonEmpty,
+    AfterValidator(
+        pattern_check(
+            r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,14}",
+            "a network interface name (at most 15 letters, digits, '_', '.', ':' or '-'; example: eth0)",
+        )
+    ),
+]
+
+
 class TaskContainerDefaultsConfig(ConfigModel):
     images: TaskImages = Field(default_factory=TaskImages)
     force_pull_image: Flag = False
@@ -177,7 +201,7 @@ class TaskContainerDefaultsConfig(ConfigModel):
     shm_size_bytes: whole_number(1, 2**63 - 1) = 4294967296
     # host: task pods on the node's network (RDMA, several NICs); the master's default: bridge.
     network_mode: Literal["bridge", "host"] = "bridge"
-    dtrain_network_interface: NonEmpty | None = None
+    dtrain_network_interface: InterfaceName | None = None
     startup_hook: NonEmpty | None = None  # a shell command run before each task (0.31+)
     log_policies: list[LogPolicy] | None = None
     cpu_pod_spec: dict[str, Any] = Field(default_factory=dict)

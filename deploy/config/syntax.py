@@ -46,10 +46,27 @@ def _full(pattern: re.Pattern[str], value: str) -> bool:
     return pattern.fullmatch(value) is not None
 
 
+# Longest value a message repeats whole: a longer one is cut, so that what is allowed, which
+# follows it, still fits on the line.
+SHOWN_LENGTH = 80
+
+
+def shown(value: str) -> str:
+    """A value as a message repeats it: quoted, escapes visible, cut when long."""
+    if len(value) <= SHOWN_LENGTH:
+        return repr(value)
+    return f"{value[:SHOWN_LENGTH]!r}... ({len(value)} characters)"
+
+
+def control_character(value: str) -> bool:
+    """Whether the value holds a newline, tab, NUL or other control character."""
+    return any(ord(c) < 32 or 127 <= ord(c) < 160 for c in value)
+
+
 def dns_label_problem(value: str) -> str | None:
     if len(value) > 63 or not _full(_DNS_LABEL, value):
         return (
-            f"{value!r} is not a valid DNS label (lower-case letters, digits and '-', "
+            f"{shown(value)} is not a valid DNS label (lower-case letters, digits and '-', "
             "starting and ending with a letter or digit, at most 63 characters)"
         )
     return None
@@ -71,7 +88,7 @@ def pattern_check(pattern: re.Pattern[str] | str, describe: str, max_length: int
 
     def problem(value: str) -> str | None:
         if (max_length and len(value) > max_length) or not _full(compiled, value):
-            return f"{value!r} is not {describe}"
+            return f"{shown(value)} is not {describe}"
         return None
 
     return _check(problem)
@@ -123,7 +140,7 @@ _IMAGE = re.compile(
 def _image_problem(value: str) -> str | None:
     if len(value) > 255 or not _full(_IMAGE, value):
         return (
-            f"{value!r} is not an image reference (repository with a tag or digest; example: "
+            f"{shown(value)} is not an image reference (repository with a tag or digest; example: "
             "mirror.example.com/determinedai/determined-master:0.38.1)"
         )
     last = value.rsplit("/", 1)[-1]
@@ -147,15 +164,66 @@ HostName = Annotated[
     str, AfterValidator(pattern_check(_HOSTNAME, "a host name (example: det.example.com)", 253))
 ]
 Email = Annotated[str, AfterValidator(pattern_check(_EMAIL, "an e-mail address"))]
-HttpUrl = Annotated[
-    str, AfterValidator(pattern_check(_URL, "an http:// or https:// URL (example: http://minio:9000)"))
-]
-AbsolutePath = Annotated[
-    str,
-    AfterValidator(
-        _check(lambda v: None if v.startswith("/") and "\n" not in v else f"{v!r} is not an absolute path")
-    ),
-]
+# user:password@ (or a token as the user) in a URL's authority.
+_URL_CREDENTIALS = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*@")
+
+
+def _url_problem(value: str) -> str | None:
+    # Checked first, and the value not repeated: it holds a secret.
+    if _URL_CREDENTIALS.match(value):
+        return (
+            "must not hold a password or token (user:password@ in the URL): URLs are not kept secret, "
+            "and this one would be written in clear where the project uses it"
+        )
+    if not _full(_URL, value):
+        return f"{shown(value)} is not an http:// or https:// URL (example: https://host.example.com:8443)"
+    return None
+
+
+HttpUrl = Annotated[str, AfterValidator(_check(_url_problem))]
+
+
+def _absolute_path_problem(value: str) -> str | None:
+    if not value.startswith("/") or control_character(value):
+        return f"{shown(value)} is not an absolute path (one line, starting with '/')"
+    return None
+
+
+AbsolutePath = Annotated[str, AfterValidator(_check(_absolute_path_problem))]
+
+# A host name or IP address, without port or path (a Service name is a host name too).
+_HOST_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?(\.[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?)*")
+
+
+def _host_problem(value: str) -> str | None:
+    try:
+        ipaddress.ip_address(value)
+        return None
+    except ValueError:
+        pass
+    if len(value) > 253 or not _full(_HOST_NAME, value):
+        return (
+            f"{shown(value)} is not a host name or IP address (examples: db.example.com, 10.0.0.5; "
+            "no scheme, port or path: the port has a key of its own)"
+        )
+    return None
+
+
+Host = Annotated[str, AfterValidator(_check(_host_problem))]
+
+
+def pem_certificates_problem(value: str) -> str | None:
+    """CA certificates in PEM form, and nothing secret: the value is written in clear."""
+    if "PRIVATE KEY-----" in value:
+        return (
+            "holds a private key: give only the CA certificates (-----BEGIN CERTIFICATE----- ...); "
+            "this value is not kept secret"
+        )
+    if "-----BEGIN CERTIFICATE-----" not in value or "-----END CERTIFICATE-----" not in value:
+        return "must be CA certificates in PEM form (-----BEGIN CERTIFICATE----- ...)"
+    return None
+
+
 NonEmpty = Annotated[str, Field(min_length=1)]
 
 
@@ -189,7 +257,7 @@ def _cidr(value: str) -> str:
     try:
         ipaddress.ip_network(value, strict=True)
     except ValueError:
-        raise ValueError(f"{value!r} is not a CIDR range (example: 203.0.113.0/24)") from None
+        raise ValueError(f"{shown(value)} is not a CIDR range (example: 203.0.113.0/24)") from None
     return value
 
 
@@ -230,7 +298,7 @@ def _positive_quantity(value: str) -> str:
         amount = quantity_value(value)
     except ValueError:
         raise ValueError(
-            f"{value!r} is not a Kubernetes quantity (examples: '2', '500m', '8Gi', '30Gi')"
+            f"{shown(value)} is not a Kubernetes quantity (examples: '2', '500m', '8Gi', '30Gi')"
         ) from None
     if amount <= 0:
         raise ValueError(f"{value!r} must be greater than zero")
@@ -243,13 +311,15 @@ Quantity = Annotated[str, BeforeValidator(_number_as_text), AfterValidator(_posi
 # --- labels and taints -----------------------------------------------------------------
 
 
-def label_key_problem(key: str) -> str | None:
+def label_key_problem(key: str, what: str = "label key") -> str | None:
     prefix, _, name = key.rpartition("/")
     if prefix and (len(prefix) > 253 or not _full(_DNS_SUBDOMAIN, prefix)):
-        return f"label key {key!r} has an invalid prefix {prefix!r} (a DNS subdomain such as example.com)"
+        return (
+            f"{what} {shown(key)} has an invalid prefix {shown(prefix)} (a DNS subdomain such as example.com)"
+        )
     if not name or len(name) > 63 or not _full(_LABEL_NAME, name):
         return (
-            f"label key {key!r} is invalid (name part: letters, digits, '-', '_', '.', starting and ending "
+            f"{what} {shown(key)} is invalid (name part: letters, digits, '-', '_', '.', starting and ending "
             "with a letter or digit, at most 63 characters)"
         )
     return None
@@ -258,8 +328,8 @@ def label_key_problem(key: str) -> str | None:
 def label_value_problem(key: str, value: str) -> str | None:
     if value and (len(value) > 63 or not _full(_LABEL_NAME, value)):
         return (
-            f"label value {value!r} for {key!r} is invalid (letters, digits, '-', '_', '.', starting and "
-            "ending with a letter or digit, at most 63 characters)"
+            f"label value {shown(value)} for {shown(key)} is invalid (letters, digits, '-', '_', '.', "
+            "starting and ending with a letter or digit, at most 63 characters)"
         )
     return None
 
@@ -274,3 +344,15 @@ def _labels(labels: dict[str, str]) -> dict[str, str]:
 
 LabelKey = Annotated[str, AfterValidator(_check(label_key_problem))]
 Labels = Annotated[dict[str, str], AfterValidator(_labels)]
+
+
+def _annotations(annotations: dict[str, str]) -> dict[str, str]:
+    # Annotation keys have the syntax of label keys; their values are free text.
+    for key in annotations:
+        message = label_key_problem(key, "annotation key")
+        if message:
+            raise ValueError(message)
+    return annotations
+
+
+Annotations = Annotated[dict[str, str], AfterValidator(_annotations)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field
@@ -27,6 +28,29 @@ DNS01_PROVIDERS = (
 )
 
 
+# Keys of solver settings that would hold a secret in clear: cert-manager takes credentials
+# from Secrets, named by `...SecretRef` keys (apiTokenSecretRef, secretAccessKeySecretRef).
+_INLINE_SECRET = re.compile(r"secret|password|token|apikey|privatekey", re.IGNORECASE)
+
+
+def _inline_secrets(value: Any, path: str) -> list[str]:
+    found = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{path}.{key}"
+            if (
+                _INLINE_SECRET.search(str(key))
+                and not str(key).endswith("Ref")
+                and not isinstance(item, dict)
+            ):
+                found.append(where)
+            found += _inline_secrets(item, where)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found += _inline_secrets(item, f"{path}[{i}]")
+    return found
+
+
 def _dns01(value: dict[str, Any]) -> dict[str, Any]:
     providers = [key for key in value if key in DNS01_PROVIDERS]
     unknown = sorted(set(value) - set(DNS01_PROVIDERS) - {"cnameStrategy"})
@@ -36,6 +60,13 @@ def _dns01(value: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(f"exactly one DNS provider, one of: {', '.join(DNS01_PROVIDERS)}")
     if not isinstance(value[providers[0]], dict):
         raise ValueError(f"{providers[0]} must be a mapping (cert-manager's settings for it)")
+    inline = _inline_secrets(value[providers[0]], providers[0])
+    if inline:
+        # The value is not repeated, and would not be kept secret: the issuer is written in clear.
+        raise ValueError(
+            f"{inline[0]} holds a secret in clear: put it in a Secret in cert-manager's namespace and "
+            "name it with the provider's ...SecretRef key (e.g. apiTokenSecretRef: {name: ..., key: ...})"
+        )
     return value
 
 
@@ -69,8 +100,17 @@ class NoTls(ConfigModel):
     mode: Literal["none"]
 
 
+def _not_wildcard(host: str) -> str:
+    if host.startswith("*."):
+        raise ValueError(
+            f"{host!r} is a wildcard: give the one host name the master is reached at (a wildcard "
+            "certificate in a Secret still covers it)"
+        )
+    return host
+
+
 class ExposedTls(ConfigModel):
-    host: HostName
+    host: Annotated[HostName, AfterValidator(_not_wildcard)]
     certificate: Certificate
     source_ranges: list[Cidr] = Field(default_factory=list)  # who may reach the master
     exposure: Literal["public", "internal"] = "public"
