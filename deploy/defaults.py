@@ -68,3 +68,66 @@ TASK_CONTAINER = "determined-container"
 # Kubernetes service account task pods run as where the platform grants them storage
 # access through workload identity (one per task namespace).
 TASK_SERVICE_ACCOUNT = "determined-task"
+
+# --- database backups -------------------------------------------------------------------
+# Components (`app.kubernetes.io/name` of their pods; NetworkPolicies select them): the
+# dump Jobs (scheduled and before an upgrade), the restore Job, the Helm chart migration Job.
+BACKUP_COMPONENT = "database-backup"
+RESTORE_COMPONENT = "database-restore"
+MIGRATION_COMPONENT = "database-migration"
+# In the Determined namespace: the account the dump and restore Jobs run as (bound to the
+# checkpoint store's cloud identity like the master's), the Secret of what they need besides
+# the in-cluster database's own Secret (an external or managed server's password, the
+# checkpoint store's keys, an external server's CA certificate), the claim dumps go to with
+# sharedFs/directory checkpoints, the CronJob.
+BACKUP_SERVICE_ACCOUNT = "determined-db-backup"
+BACKUP_SECRET = "determined-db-backup"
+BACKUP_CLAIM = "determined-db-backups"
+BACKUP_CRONJOB = "determined-db-backup"
+# The Job before an upgrade: <prefix>-<master version with dashes> (determined-db-backup-0-38-1).
+PRE_UPGRADE_JOB_PREFIX = "determined-db-backup"
+# The restore Job: <prefix>-<hash of the dump's name> (another dump, another Job).
+RESTORE_JOB_PREFIX = "determined-db-restore"
+# In the Helm chart's namespace: the migration Job and the Secret of the new database's password.
+MIGRATION_JOB = "determined-db-migration"
+MIGRATION_SECRET = "determined-db-migration"
+# Where dumps go in a bucket or container: below the checkpoint prefix.
+BACKUP_PREFIX = "determined-db-backups"
+# The object (or file) beside the dumps naming the master version the last upgrade dump was
+# taken for: the next one's name says which version it upgrades from.
+BACKUP_VERSION_MARKER = "master-version"
+BACKUP_TIME_ZONE = "Etc/UTC"  # CronJob schedules; dump names are UTC too
+# The Jobs' user: PostgreSQL's clients and rclone run as any user; one of their own, high
+# enough to be no node user's. The migration runs as the chart's postgres user (999), the
+# owner of the files it copies (never changed: the chart's volume is read-only to it).
+BACKUP_UID = 10999
+MIGRATION_UID = 999
+# Where the Jobs' containers find the database password (and an external server's CA
+# certificate), and the checkpoint store's keys (one file per rclone variable): files of
+# their Secrets, never environment values.
+DB_CREDENTIALS_DIR = "/etc/determined-db-credentials"
+STORAGE_CREDENTIALS_DIR = "/etc/determined-storage-credentials"
+# CPU limits too: dumps share the system node with the master and the database, which a
+# compressing pg_dump must not starve.
+BACKUP_RESOURCES = {
+    "requests": {"cpu": "100m", "memory": "256Mi"},
+    "limits": {"cpu": "1", "memory": "1Gi"},
+}
+# The temporary PostgreSQL 10 server of the migration (on a copy of the chart's data).
+MIGRATION_SERVER_RESOURCES = {
+    "requests": {"cpu": "500m", "memory": "1Gi"},
+    "limits": {"cpu": "2", "memory": "2Gi"},
+}
+# A dump, upload or restore of a large database takes time; no Job runs longer than this
+# (Pulumi waits as long for the ones it awaits).
+BACKUP_DEADLINE_SECONDS = 6 * 3600
+BACKUP_BACKOFF_LIMIT = 2
+BACKUP_HISTORY = 3  # finished Jobs of the CronJob kept, successful and failed each
+BACKUP_STARTING_DEADLINE_SECONDS = 3600  # a missed run still starts within the hour
+# How long a restore waits for the master's sessions to end (it is being scaled to 0).
+RESTORE_WAIT_SECONDS = 600
+# Determined's Helm chart (helm/charts/determined): its database claim and Service names,
+# and where PGDATA lies on the claim.
+HELM_CHART_CLAIM_PREFIX = "determined-db-pvc-"
+HELM_CHART_SERVICE_PREFIX = "determined-db-service-"
+HELM_CHART_DATA_DIR = "pgdata"

@@ -57,8 +57,9 @@ LOG_POLICIES_SINCE = (0, 26, 4)
 LOG_POLICY_NAME_SINCE = (0, 38, 0)
 
 # In-cluster database. The chart ships postgres:10.14 (out of support since 2022);
-# PostgreSQL 17 is supported upstream until November 2029.
-POSTGRES_IMAGE = "postgres:17.6"
+# PostgreSQL 17 is supported upstream until November 2029. The tag for readers, the digest
+# (the multi-arch index) for the kubelet: a re-pushed tag cannot change what runs.
+POSTGRES_IMAGE = "postgres:17.6@sha256:00bc86618629af00d2937fdc5a5d63db3ff8450acf52f0636ec813c7f4902929"
 
 # NVIDIA GPU operator chart (repo https://helm.ngc.nvidia.com/nvidia), newest release; its
 # value keys are checked by tests/invariants against tests/data/chart-keys.
@@ -77,8 +78,9 @@ CLUSTER_AUTOSCALER_REPOSITORY = "https://kubernetes.github.io/autoscaler"
 CLUSTER_AUTOSCALER_VERSION = "9.59.0"
 
 # Official Python image the workspace-binding Job runs its script with (docker-library/python
-# versions.json: 3.13.14 since June 2026; `-slim` is Debian trixie slim). Pinned to the patch.
-PYTHON_IMAGE = "python:3.13.14-slim"
+# versions.json: 3.13.14 since June 2026; `-slim` is Debian trixie slim). Pinned to the patch
+# and, like POSTGRES_IMAGE, to the digest of its multi-arch index (the tag is rebuilt).
+PYTHON_IMAGE = "python:3.13.14-slim@sha256:9662417aace5ae7b8e2609cce472b72a8958e134ba372808abe9cc1a0c0125e6"
 
 # Envoy Gateway chart (oci://docker.io/envoyproxy/gateway-helm): the Gateway API
 # implementation installed when the cluster names none; it brings the Gateway API CRDs.
@@ -100,3 +102,19 @@ def parse_version(version: str) -> tuple[int, int, int]:
     """'0.38.1' -> (0, 38, 1)."""
     major, minor, patch = (int(part) for part in version.split("."))
     return major, minor, patch
+
+
+# --- database backups ------------------------------------------------------------------
+# rclone (official image, Alpine with busybox sh; tags without the leading v): uploads dumps
+# to GCS, S3 and Azure Blob with the pod's workload identity (env_auth) or given keys. 1.75.1
+# is the release of September 2026; pinned to the digest of its multi-arch index.
+RCLONE_IMAGE = "rclone/rclone:1.75.1@sha256:45401ad7410db1d67ffdb58e19059ad20b0d8e0285a60e38bbec55cc1019c7a5"
+# The PostgreSQL major version of the managed servers (Cloud SQL POSTGRES_17, RDS 17; a test
+# checks both): their dumps and restores use a client of that version.
+MANAGED_POSTGRES_MAJOR = 17
+MANAGED_POSTGRES_CLIENT_IMAGE = POSTGRES_IMAGE
+# External servers: the newest pinned client (pg_dump reads servers back to 9.2).
+EXTERNAL_POSTGRES_CLIENT_IMAGE = POSTGRES_IMAGE
+# Determined's Helm chart runs postgres:10.14; a copy of its data directory is started with
+# PostgreSQL 10's last release (10.23, November 2022) to dump it.
+HELM_CHART_POSTGRES_IMAGE = "postgres:10.23"

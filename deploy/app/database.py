@@ -100,10 +100,14 @@ for _ in $(seq 600); do
 done
 psql --host={defaults.DB_SOCKET_DIR} --username={defaults.DB_USER} --dbname=postgres \\
   --no-psqlrc --quiet --set=ON_ERROR_STOP=1 <<'SQL'
-\\set password `printenv POSTGRES_PASSWORD`
+\\set password `cat "$POSTGRES_PASSWORD_FILE"`
 ALTER ROLE {defaults.DB_USER} PASSWORD :'password';
 SQL
 """
+
+
+# Where the Secret's POSTGRES_PASSWORD is mounted as a file.
+PASSWORD_DIR = "/etc/determined-db"
 
 
 def statefulset(cfg: StackConfig) -> dict[str, Any]:
@@ -118,10 +122,8 @@ def statefulset(cfg: StackConfig) -> dict[str, Any]:
         "env": [
             {"name": "POSTGRES_USER", "value": defaults.DB_USER},
             {"name": "POSTGRES_DB", "value": defaults.DB_DATABASE},
-            {
-                "name": "POSTGRES_PASSWORD",
-                "valueFrom": {"secretKeyRef": {"name": defaults.DB_SECRET_NAME, "key": "POSTGRES_PASSWORD"}},
-            },
+            # A file, not the environment: the image's entrypoint reads POSTGRES_PASSWORD_FILE.
+            {"name": "POSTGRES_PASSWORD_FILE", "value": f"{PASSWORD_DIR}/POSTGRES_PASSWORD"},
             # A subdirectory: the volume root may hold lost+found, which initdb refuses.
             {"name": "PGDATA", "value": f"{defaults.DB_DATA_DIR}/pgdata"},
         ],
@@ -139,6 +141,7 @@ def statefulset(cfg: StackConfig) -> dict[str, Any]:
             # The only paths the server writes outside its data directory.
             {"name": "socket", "mountPath": defaults.DB_SOCKET_DIR},
             {"name": "tmp", "mountPath": "/tmp"},
+            {"name": "password", "mountPath": PASSWORD_DIR, "readOnly": True},
         ],
         "securityContext": {
             "allowPrivilegeEscalation": False,
@@ -153,7 +156,11 @@ def statefulset(cfg: StackConfig) -> dict[str, Any]:
             {"name": "data", "persistentVolumeClaim": {"claimName": defaults.DB_VOLUME_CLAIM}},
             {"name": "socket", "emptyDir": {"medium": "Memory", "sizeLimit": "16Mi"}},
             {"name": "tmp", "emptyDir": {"sizeLimit": "1Gi"}},
+            # Group-readable: fsGroup makes the postgres group its owner.
+            {"name": "password", "secret": {"secretName": defaults.DB_SECRET_NAME, "defaultMode": 0o440}},
         ],
+        # PostgreSQL never calls the Kubernetes API.
+        "automountServiceAccountToken": False,
         "securityContext": {
             "runAsNonRoot": True,
             "runAsUser": defaults.DB_UID,

@@ -14,8 +14,8 @@ import pulumi
 from deploy import defaults, kube, versions
 from deploy.addons import kueue
 from deploy.app import ca_bundle, checkpoint_volumes, proxy, registry
-from deploy.config import NodePool, ResourcePoolConfig, StackConfig
-from deploy.kube import strategic_merge
+from deploy.config import NodePool, ResourcePoolConfig, SharedFsStorage, StackConfig
+from deploy.kube import pod_security, strategic_merge
 
 # Zero-GPU task pods (TensorBoards, CPU notebooks) on GPU nodes would otherwise see every
 # GPU of the node through the NVIDIA runtime: the CUDA images set NVIDIA_VISIBLE_DEVICES=all.
@@ -209,10 +209,52 @@ def _log_policy(policy: Any, version: tuple[int, int, int]) -> dict[str, Any]:
     return entry
 
 
+def task_privileges(cfg: StackConfig) -> list[str]:
+    """Why task pods need the `privileged` Pod Security level rather than `baseline` (the
+    least they need: Determined's task images run as root). Empty: baseline admits them.
+
+    One answer for every namespace tasks run in: from 0.35 a task's namespace comes from its
+    workspace and its pod spec from its pool, so any pool's pods may land in any of them (and
+    in the master's: tasks of unbound workspaces, checkpoint GC)."""
+    why = []
+    if cfg.task_container_defaults.network_mode == "host":
+        why.append("taskContainerDefaults.networkMode host: Determined runs task pods on the host network")
+    if isinstance(cfg.checkpoint_storage, SharedFsStorage):
+        why.append("checkpointStorage sharedFs: Determined mounts the hostPath into every trial")
+    overrides = cfg.master.config_overrides.get("task_container_defaults")
+    if isinstance(overrides, dict) and overrides.get("bind_mounts"):
+        why.append("master.configOverrides task_container_defaults.bind_mounts: hostPath volumes in tasks")
+    project = project_layer(cfg)
+    tcd = cfg.task_container_defaults
+    specs = {
+        "taskContainerDefaults.cpuPodSpec": task_pod(project, tcd.cpu_pod_spec),
+        "taskContainerDefaults.gpuPodSpec": task_pod(project, tcd.gpu_pod_spec),
+        "taskContainerDefaults.checkpointGcPodSpec": checkpoint_gc_pod_spec(cfg, None, project) or {},
+    }
+    for i, rp in enumerate(cfg.resource_pools):
+        for key, pod in pool_pod_specs(cfg, rp, None, project).items():
+            specs[f"resourcePools[{i}].podSpec ({key})"] = pod
+    for where, pod in specs.items():
+        why += [f"{where}: {problem}" for problem in pod_security.baseline_problems(pod)]
+    return why
+
+
+def task_pod_security(cfg: StackConfig) -> str:
+    """The Pod Security level namespaces that run task pods enforce."""
+    return "privileged" if task_privileges(cfg) else "baseline"
+
+
 def namespaces(cfg: StackConfig) -> list[dict[str, Any]]:
-    """One Namespace per distinct pool namespace."""
+    """One Namespace per distinct pool namespace, enforcing the Pod Security level its task
+    pods need (and auditing what would fail `restricted`)."""
     names = dict.fromkeys(rp.namespace_name for rp in cfg.resource_pools)
-    return [kube.manifest("v1", "Namespace", kube.metadata(name, "resource-pool")) for name in names]
+    level = task_pod_security(cfg)
+    found = []
+    for name in names:
+        meta = kube.metadata(name, "resource-pool")
+        meta["labels"] |= pod_security.namespace_labels(level, audit="restricted")
+        found.append(kube.manifest("v1", "Namespace", meta))
+    return found
 
 
 def quota(rp: ResourcePoolConfig) -> dict[str, Any] | None:

@@ -35,6 +35,9 @@ SCRIPT_CONFIG_MAP = "determined-bind-workspaces"
 SCRIPT_DIR = "/opt/bind-workspaces"
 PASSWORD_SECRET = "determined-bind-workspaces"
 PASSWORD_KEY = "password"
+# The password reaches the script as a file (a Secret volume), never through the environment.
+PASSWORD_DIR = "/etc/bind-workspaces"
+PASSWORD_FILE = "password"
 JOB_PREFIX = "determined-bind-workspaces"
 ADMIN_USER = "admin"
 HASH_ANNOTATION = "determined.ai/workspace-mapping-hash"
@@ -109,10 +112,7 @@ def job(
     env = [
         {"name": "DET_MASTER", "value": master.internal_url(cfg)},
         {"name": "DET_USER", "value": ADMIN_USER},
-        {
-            "name": "DET_PASSWORD",
-            "valueFrom": {"secretKeyRef": {"name": password_secret_name, "key": password_secret_key}},
-        },
+        {"name": "DET_PASSWORD_FILE", "value": f"{PASSWORD_DIR}/{PASSWORD_FILE}"},
         {"name": "DET_MAPPING", "value": canonical_json(mapping(cfg))},
         {"name": "DET_TIMEOUT_SECONDS", "value": str(WAIT_SECONDS)},
     ]
@@ -130,7 +130,10 @@ def job(
         "command": ["python3", "-I", "-B", f"{SCRIPT_DIR}/{SCRIPT_NAME}"],
         "env": env,
         "resources": RESOURCES,
-        "volumeMounts": [{"name": "script", "mountPath": SCRIPT_DIR, "readOnly": True}],
+        "volumeMounts": [
+            {"name": "script", "mountPath": SCRIPT_DIR, "readOnly": True},
+            {"name": "password", "mountPath": PASSWORD_DIR, "readOnly": True},
+        ],
         "securityContext": kube.restricted_container(RUN_AS),
     }
     pod_spec = {
@@ -140,18 +143,21 @@ def job(
         # It talks to the master only: no Kubernetes API token, no service links.
         "automountServiceAccountToken": False,
         "enableServiceLinks": False,
-        "securityContext": {
-            "runAsNonRoot": True,
-            "runAsUser": RUN_AS,
-            "runAsGroup": RUN_AS,
-            "seccompProfile": {"type": "RuntimeDefault"},
-        },
+        "securityContext": kube.restricted_pod(RUN_AS),
         "containers": [container],
         "volumes": [
             {
                 "name": "script",
                 "configMap": {"name": SCRIPT_CONFIG_MAP, "defaultMode": 0o444},
-            }
+            },
+            {
+                "name": "password",
+                "secret": {
+                    "secretName": password_secret_name,
+                    "items": [{"key": password_secret_key, "path": PASSWORD_FILE}],
+                    "defaultMode": 0o444,
+                },
+            },
         ],
     }
     if isinstance(cfg.tls, MasterTls):

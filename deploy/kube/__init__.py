@@ -12,6 +12,7 @@ from deploy.kube.manifests import (
     metadata,
     resource_name,
     restricted_container,
+    restricted_pod,
     selector,
 )
 from deploy.kube.register import register
@@ -25,5 +26,6 @@ __all__ = [
     "register",
     "resource_name",
     "restricted_container",
+    "restricted_pod",
     "selector",
 ]

@@ -64,6 +64,16 @@ def restricted_container(uid: int) -> dict[str, Any]:
     }
 
 
+def restricted_pod(uid: int) -> dict[str, Any]:
+    """The pod-level securityContext that goes with `restricted_container(uid)`."""
+    return {
+        "runAsNonRoot": True,
+        "runAsUser": uid,
+        "runAsGroup": uid,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+
+
 def resource_name(obj: dict[str, Any]) -> str:
     """Pulumi logical name of a manifest: `<namespace>/<name>`, or `<name>` if cluster-scoped."""
     meta = obj["metadata"]

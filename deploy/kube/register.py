@@ -11,6 +11,7 @@ from typing import Any
 
 import pulumi
 
+from deploy.kube import scan_exceptions
 from deploy.kube.manifests import resource_name
 
 # (apiVersion, kind) -> "module:Class" of the typed pulumi-kubernetes resource.
@@ -70,8 +71,10 @@ def register(obj: dict[str, Any], opts: pulumi.ResourceOptions | None = None) ->
     """Register a manifest as its typed pulumi-kubernetes resource.
 
     Top-level fields become the class's snake_case arguments; nested dicts are passed
-    through unchanged (pulumi-kubernetes sends them to the API server as they are).
+    through unchanged (pulumi-kubernetes sends them to the API server as they are). Every
+    object passes here, so here it gets the outside scan's skips that apply to it.
     """
+    obj = scan_exceptions.annotated(obj)
     if (obj["apiVersion"], obj["kind"]) in _CUSTOM_KINDS:
         from pulumi_kubernetes.apiextensions import CustomResource
 

@@ -33,16 +33,18 @@ def _container() -> dict:
 def test_the_container_adopts_its_secret_password_at_every_start():
     container = _container()
     assert container["lifecycle"]["postStart"]["exec"]["command"] == ["sh", "-c", database.ADOPT_PASSWORD]
-    env = {e["name"]: e for e in container["env"]}
-    assert env["POSTGRES_PASSWORD"]["valueFrom"]["secretKeyRef"] == {
-        "name": defaults.DB_SECRET_NAME,
-        "key": "POSTGRES_PASSWORD",
+    # The script reads the file the Secret is mounted as.
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    directory, key = env["POSTGRES_PASSWORD_FILE"].rsplit("/", 1)
+    volumes = {
+        v["name"]: v for v in database.statefulset(make_config())["spec"]["template"]["spec"]["volumes"]
     }
+    mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
+    assert volumes[mounts[directory]]["secret"]["secretName"] == defaults.DB_SECRET_NAME
+    assert key == "POSTGRES_PASSWORD"
+    assert '"$POSTGRES_PASSWORD_FILE"' in database.ADOPT_PASSWORD
     # The socket directory the script connects through is writable in a read-only root.
-    mounts = {m["mountPath"] for m in container["volumeMounts"]}
     assert defaults.DB_SOCKET_DIR in mounts and container["securityContext"]["readOnlyRootFilesystem"]
-    # The password never reaches argv: it is read inside psql from the environment.
-    assert "$POSTGRES_PASSWORD" not in database.ADOPT_PASSWORD
 
 
 def _free_port() -> int:
@@ -120,7 +122,13 @@ def test_a_kept_data_directory_takes_the_new_password():
             assert time.monotonic() < deadline, "the server did not start"
             time.sleep(0.2)
         script = database.ADOPT_PASSWORD.replace(defaults.DB_SOCKET_DIR, str(sockets))
-        env = {"PATH": f"{PG_BIN}:/usr/bin:/bin", "PGPORT": str(port), "POSTGRES_PASSWORD": NEW_PASSWORD}
+        secret_file = root / "POSTGRES_PASSWORD"
+        secret_file.write_text(NEW_PASSWORD)  # as a Secret's file: no trailing newline
+        env = {
+            "PATH": f"{PG_BIN}:/usr/bin:/bin",
+            "PGPORT": str(port),
+            "POSTGRES_PASSWORD_FILE": str(secret_file),
+        }
         adopted = _as_postgres(["env", *(f"{k}={v}" for k, v in env.items()), "sh", "-c", script])
         assert adopted.returncode == 0, adopted.stderr
         assert NEW_PASSWORD not in adopted.stdout + adopted.stderr

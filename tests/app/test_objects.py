@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from conftest import make_config
 
 from deploy import defaults
@@ -108,9 +110,12 @@ def test_master_deployment():
     assert pod["metadata"]["annotations"] == {"checksum/config": "abc123"}
     assert pod["spec"]["priorityClassName"] == "determined-system-priority"
     assert pod["spec"]["serviceAccountName"] == "determined-master"
-    assert pod["spec"]["volumes"] == [
-        {"name": "config", "secret": {"secretName": "determined-master-config"}}
-    ]
+    assert pod["spec"]["volumes"][0] == {
+        "name": "config",
+        "secret": {"secretName": "determined-master-config"},
+    }
+    # The rest is scratch (its file cache, /tmp): its root file system is read-only.
+    assert all("emptyDir" in v for v in pod["spec"]["volumes"][1:])
     assert container["volumeMounts"][0]["mountPath"] == "/etc/determined"
     assert deploy["spec"]["strategy"] == {"type": "Recreate"}
 
@@ -147,20 +152,23 @@ def test_priority_classes_never_preempt():
 def test_postgres_is_pinned_supported_and_probed():
     sts = database.statefulset(make_config())
     (container,) = containers(sts)
-    image, tag = container["image"].split(":")
+    reference, _, digest = container["image"].partition("@")
+    image, tag = reference.split(":")
     assert image == "postgres"
+    assert re.fullmatch(r"sha256:[0-9a-f]{64}", digest), "pinned by digest, the tag kept for readers"
     assert int(tag.split(".")[0]) >= 14, "PostgreSQL 13 and older are out of support"
     assert container["readinessProbe"]["exec"]["command"][0] == "pg_isready"
     env = {e["name"]: e for e in container["env"]}
-    assert env["POSTGRES_PASSWORD"]["valueFrom"]["secretKeyRef"] == {
-        "name": "determined-db",
-        "key": "POSTGRES_PASSWORD",
-    }
+    # The password as a file from the Secret (the image reads POSTGRES_PASSWORD_FILE).
+    assert "POSTGRES_PASSWORD" not in env
+    assert env["POSTGRES_PASSWORD_FILE"]["value"] == f"{database.PASSWORD_DIR}/POSTGRES_PASSWORD"
     assert env["PGDATA"]["value"].startswith(container["volumeMounts"][0]["mountPath"] + "/")
     volumes = sts["spec"]["template"]["spec"]["volumes"]
     assert volumes[0] == {"name": "data", "persistentVolumeClaim": {"claimName": "determined-db-data"}}
-    # Everything else it writes is scratch: nothing but the claim outlives the pod.
-    assert all("emptyDir" in v for v in volumes[1:])
+    # Everything else it writes is scratch, and the password comes read-only from its Secret.
+    by_name = {v["name"]: v for v in volumes}
+    assert by_name["password"]["secret"]["secretName"] == "determined-db"
+    assert all("emptyDir" in v for v in volumes[1:] if v["name"] != "password")
     assert sts["spec"]["template"]["spec"]["securityContext"]["runAsNonRoot"] is True
 
 

@@ -112,18 +112,23 @@ def container_of(job):
     return container
 
 
-def test_job_env_carries_exactly_the_mapping_and_the_password_only_by_reference():
+def test_job_env_carries_exactly_the_mapping_and_the_password_only_as_a_file():
     cfg = config()
     job = job_for(cfg)
     env = {e["name"]: e for e in container_of(job)["env"]}
-    assert set(env) == {"DET_MASTER", "DET_USER", "DET_PASSWORD", "DET_MAPPING", "DET_TIMEOUT_SECONDS"}
+    assert set(env) == {"DET_MASTER", "DET_USER", "DET_PASSWORD_FILE", "DET_MAPPING", "DET_TIMEOUT_SECONDS"}
     assert json.loads(env["DET_MAPPING"]["value"]) == workspaces.mapping(cfg)
     assert env["DET_MASTER"]["value"] == master.internal_url(cfg)
     assert env["DET_USER"]["value"] == "admin"
-    assert env["DET_PASSWORD"] == {
-        "name": "DET_PASSWORD",
-        "valueFrom": {"secretKeyRef": {"name": "bind-pw", "key": "pw"}},
-    }
+    # The file is the Secret's key, mounted read-only.
+    pod = job["spec"]["template"]["spec"]
+    mounts = {m["name"]: m for m in container_of(job)["volumeMounts"]}
+    volume = next(v for v in pod["volumes"] if v.get("secret"))
+    assert volume["secret"]["secretName"] == "bind-pw"
+    (item,) = volume["secret"]["items"]
+    assert item["key"] == "pw"
+    assert mounts[volume["name"]]["readOnly"] is True
+    assert env["DET_PASSWORD_FILE"]["value"] == f"{mounts[volume['name']]['mountPath']}/{item['path']}"
     assert int(env["DET_TIMEOUT_SECONDS"]["value"]) >= defaults.MASTER_STARTUP_SECONDS
     assert PASSWORD not in json.dumps(job)
 
@@ -151,7 +156,7 @@ def test_job_is_named_by_the_hash_and_runs_the_mounted_script_confined():
     assert pod["securityContext"]["runAsUser"] == 65534
     assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
     container = container_of(job)
-    assert re.fullmatch(r"python:3\.13\.\d+-slim", container["image"])
+    assert re.fullmatch(r"python:3\.13\.\d+-slim@sha256:[0-9a-f]{64}", container["image"])
     assert container["securityContext"] == {
         "runAsNonRoot": True,
         "runAsUser": 65534,
@@ -163,10 +168,9 @@ def test_job_is_named_by_the_hash_and_runs_the_mounted_script_confined():
     }
     assert container["resources"]["limits"]["memory"]
     assert container["resources"]["requests"]["cpu"]
-    (mount,) = container["volumeMounts"]
-    assert mount["readOnly"] is True
-    (volume,) = pod["volumes"]
-    assert volume["name"] == mount["name"]
+    assert all(m["readOnly"] is True for m in container["volumeMounts"])
+    (mount,) = [m for m in container["volumeMounts"] if m["name"] == "script"]
+    (volume,) = [v for v in pod["volumes"] if v["name"] == mount["name"]]
     assert volume["configMap"]["name"] == workspaces.script_config_map(cfg)["metadata"]["name"]
     assert container["command"][-1] == f"{mount['mountPath']}/{workspaces.SCRIPT_NAME}"
 
@@ -527,6 +531,19 @@ def test_script_stops_on_a_refused_login_without_showing_the_password(script, fa
     assert "POST /api/v1/auth/login: HTTP 401: invalid credentials" in err
     assert "wrong-" not in out + err
     assert [c[0] for c in changes(fake_master)] == ["POST"]  # the login, nothing after it
+
+
+def test_script_reads_the_password_from_the_file_the_job_mounts(script, fake_master, capsys, tmp_path):
+    # What the Job gives it: DET_PASSWORD_FILE only (the Secret's key as a file).
+    path = tmp_path / "password"
+    path.write_text(PASSWORD)
+    code, _, err = run(script, fake_master, capsys, DET_PASSWORD="", DET_PASSWORD_FILE=str(path))
+    assert (code, err) == (0, "")
+    path.write_text("wrong-" + PASSWORD)
+    code, out, err = run(script, fake_master, capsys, DET_PASSWORD="", DET_PASSWORD_FILE=str(path))
+    assert code == 1 and "HTTP 401" in err and "wrong-" not in out + err
+    code, _, err = run(script, fake_master, capsys, DET_PASSWORD="", DET_PASSWORD_FILE=str(tmp_path / "none"))
+    assert code == 1 and "DET_PASSWORD_FILE" in err
 
 
 def test_script_retries_5xx_a_bounded_number_of_times_then_fails(script, fake_master, capsys):

@@ -9,7 +9,7 @@ import re
 
 import pytest
 import stack_plans
-from stack_plans import containers, workloads
+from stack_plans import containers, mounted_files, workloads
 
 from plan.redaction import unwrap
 
@@ -61,9 +61,17 @@ def test_no_secret_outside_a_secret(stack):
 
 def test_secret_env_vars_come_from_secrets(stack):
     for obj, template in workloads(stack):
+        namespace = obj["metadata"].get("namespace")
         for container in containers(template):
             for env in container.get("env", []):
-                if SECRET_NAME.search(env["name"]):
+                if env["name"].endswith("_FILE") and "value" in env and SECRET_NAME.search(env["name"]):
+                    # A path: to a file a Secret volume puts there.
+                    source = mounted_files(stack, namespace, template, container).get(env["value"])
+                    assert source and source[0] == "Secret", (
+                        f"{stack.name}: {obj['metadata']['name']}/{container['name']} env {env['name']} "
+                        f"names {env['value']}, no file of a Secret"
+                    )
+                elif SECRET_NAME.search(env["name"]):
                     assert "value" not in env and "secretKeyRef" in (env.get("valueFrom") or {}), (
                         f"{stack.name}: {obj['metadata']['name']}/{container['name']} env {env['name']} "
                         "is not read from a Secret"

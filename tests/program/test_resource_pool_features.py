@@ -198,22 +198,33 @@ def test_priority_classes_of_another_install_are_adopted_not_created():
 # --- workspaces bound to pool namespaces ----------------------------------------------------
 
 
+def bind_jobs(result):
+    """The workspace-binding Jobs (not the database's backup Jobs)."""
+    return [
+        j for j in by_kind(result, "Job") if j["metadata"]["name"].startswith("determined-bind-workspaces")
+    ]
+
+
 def test_on_0_38_a_job_binds_each_pools_workspace_to_its_namespace():
     result = plan_for(raw_config(master={"version": "0.38.1"}))
-    (job,) = by_kind(result, "Job")
+    (job,) = bind_jobs(result)
     env = {e["name"]: e for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
     assert json.loads(env["DET_MAPPING"]["value"]) == [
         {"workspace": "a100", "namespace": "det-a100", "pool": "a100", "role": "compute"},
         {"workspace": "aux", "namespace": "det-aux", "pool": "aux", "role": "aux"},
     ]
-    assert env["DET_PASSWORD"] == {
-        "name": "DET_PASSWORD",
-        "valueFrom": {"secretKeyRef": {"name": "determined-bind-workspaces", "key": "password"}},
-    }
+    # The password is a file of the Secret's key.
+    volumes = job["spec"]["template"]["spec"]["volumes"]
+    (secret,) = [v["secret"] for v in volumes if "secret" in v]
+    assert secret["secretName"] == "determined-bind-workspaces"
+    assert [item["key"] for item in secret["items"]] == ["password"]
+    assert env["DET_PASSWORD_FILE"]["value"].endswith("/" + secret["items"][0]["path"])
     config = yaml.safe_load(result.master_yaml)
     assert all("kubernetes_namespace" not in pool for pool in config["resource_pools"])
     # It runs once the master and the pool namespaces exist; a new mapping is a new Job.
-    (reg,) = of_type(result, "batch/v1:Job")
+    (reg,) = [
+        r for r in of_type(result, "batch/v1:Job") if r["name"].startswith("determined/determined-bind")
+    ]
     assert reg["options"]["deleteBeforeReplace"] is True
     master = next(r for r in result.resources if r["type"].endswith("apps/v1:Deployment"))
     namespaces = {
@@ -224,7 +235,7 @@ def test_on_0_38_a_job_binds_each_pools_workspace_to_its_namespace():
 
 def test_on_0_34_namespaces_are_in_master_yaml_and_no_job_runs():
     result = plan_for(raw_config(master={"version": "0.34.0"}))
-    assert not by_kind(result, "Job") and not by_kind(result, "ConfigMap")
+    assert not bind_jobs(result) and not by_kind(result, "ConfigMap")
     config = yaml.safe_load(result.master_yaml)
     assert {p["pool_name"]: p["kubernetes_namespace"] for p in config["resource_pools"]} == {
         "a100": "det-a100",
@@ -233,9 +244,9 @@ def test_on_0_34_namespaces_are_in_master_yaml_and_no_job_runs():
 
 
 def test_a_changed_mapping_is_a_new_job():
-    first = by_kind(plan_for(raw_config()), "Job")[0]["metadata"]["name"]
+    first = bind_jobs(plan_for(raw_config()))[0]["metadata"]["name"]
     pools = raw_config()["resourcePools"]
     renamed = [{**pools[0], "workspace": "vision"}, pools[1]]
-    second = by_kind(plan_for(raw_config(resourcePools=renamed)), "Job")[0]["metadata"]["name"]
+    second = bind_jobs(plan_for(raw_config(resourcePools=renamed)))[0]["metadata"]["name"]
     assert first != second
-    assert by_kind(plan_for(raw_config()), "Job")[0]["metadata"]["name"] == first
+    assert bind_jobs(plan_for(raw_config()))[0]["metadata"]["name"] == first

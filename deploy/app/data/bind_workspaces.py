@@ -12,7 +12,8 @@ Environment:
   DET_MASTER_CERT_FILE optional (https): the master's certificate chain, trusted beside the public CAs
   DET_MASTER_CERT_NAME optional (https): the host name the certificate is checked against
   DET_USER             an admin user (default "admin")
-  DET_PASSWORD         its password (never printed)
+  DET_PASSWORD_FILE    a file holding its password (never printed), or
+  DET_PASSWORD         the password itself
   DET_MAPPING          JSON list of {"workspace", "namespace", "pool", "role": "compute"|"aux"}
   DET_TIMEOUT_SECONDS  how long to wait for the master (/info) and for its pools (default 600)
   DET_RETRIES          attempts per call on HTTP 5xx / connection errors (default 8)
@@ -271,16 +272,29 @@ def _int_env(env: dict, name: str, default: int) -> int:
         raise Fatal(f"{name} must be a whole number") from None
 
 
+def _password(env: dict) -> str:
+    path = env.get("DET_PASSWORD_FILE")
+    if path:
+        try:
+            with open(path, encoding="utf-8") as f:
+                password = f.read()
+        except OSError as exc:
+            raise Fatal(f"DET_PASSWORD_FILE {path} cannot be read: {exc.strerror}") from None
+    else:
+        password = env.get("DET_PASSWORD") or ""
+    if not password:
+        raise Fatal("neither DET_PASSWORD_FILE nor DET_PASSWORD gives a password")
+    return password
+
+
 def settings(env: dict) -> dict:
     master = env.get("DET_MASTER")
     if not master:
         raise Fatal("DET_MASTER is not set")
-    if "DET_PASSWORD" not in env or not env["DET_PASSWORD"]:
-        raise Fatal("DET_PASSWORD is not set")
     return {
         "master": master,
         "user": env.get("DET_USER") or "admin",
-        "password": env["DET_PASSWORD"],
+        "password": _password(env),
         "mapping": parse_mapping(env.get("DET_MAPPING")),
         "timeout": _int_env(env, "DET_TIMEOUT_SECONDS", 600),
         "retries": _int_env(env, "DET_RETRIES", 8),
