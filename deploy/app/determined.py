@@ -11,14 +11,31 @@ import pulumi_kubernetes as k8s
 
 from deploy import defaults, kube
 from deploy.addons import cert_manager, envoy_gateway, kueue
-from deploy.app import checkpoint_volumes, database, exposure, master, resource_pools, workspaces
+from deploy.app import (
+    checkpoint_volumes,
+    database,
+    database_backup,
+    exposure,
+    master,
+    network_policies,
+    resource_pools,
+    workspaces,
+)
 from deploy.config import InClusterDatabase, StackConfig
 from deploy.config.tls import CertManagerCertificate, ExposedTls
+from deploy.kube import pod_security
 from deploy.platform import ClusterHandle
 
 
 def namespace(cfg: StackConfig) -> dict:
-    return kube.manifest("v1", "Namespace", kube.metadata(cfg.namespace, "determined"))
+    """The master's namespace. Its own pods (master, database, Jobs) meet Pod Security
+    `restricted`, and audit and warnings report any pod that does not; enforced is the level
+    task pods need, as tasks run here too (0.35+: tasks of workspaces bound to no namespace and
+    checkpoint GC; before: every task of a pool without a namespace)."""
+    meta = kube.metadata(cfg.namespace, "determined")
+    level = pod_security.laxest("restricted", resource_pools.task_pod_security(cfg))
+    meta["labels"] |= pod_security.namespace_labels(level, audit="restricted", warn="restricted")
+    return kube.manifest("v1", "Namespace", meta)
 
 
 class Determined(pulumi.ComponentResource):
@@ -46,7 +63,11 @@ class Determined(pulumi.ComponentResource):
         # would delete the volume, so it is kept like the volume itself.
         # So is a checkpoint claim provisioned in it.
         ns_opts = child
-        if isinstance(cfg.database, InClusterDatabase) or checkpoint_volumes.keeps_master_namespace(cfg):
+        if (
+            isinstance(cfg.database, InClusterDatabase)
+            or checkpoint_volumes.keeps_master_namespace(cfg)
+            or database_backup.keeps_namespace(cfg)
+        ):
             ns_opts = pulumi.ResourceOptions.merge(
                 child, pulumi.ResourceOptions(retain_on_delete=not cfg.data_deletion_allowed)
             )
@@ -84,9 +105,22 @@ class Determined(pulumi.ComponentResource):
             queues_after=queues_after,
             opts=child,
         )
+        # Each once its namespace exists; pods that start earlier are fenced when they apply.
+        network_policies.NetworkPolicies(
+            "network-policies", cfg, {cfg.namespace: ns, **self.resource_pools.namespaces}, opts=child
+        )
         # After the registry Secret it may pull with (made with the pools' namespaces).
         self.database = database.Database(
             "database", cfg, cluster, depends_on=[*base, *self.resource_pools.shared], opts=child
+        )
+        # Dumps before an upgrade and the Helm chart's records: the master waits for them.
+        self.backups = database_backup.DatabaseBackups(
+            "database-backups",
+            cfg,
+            cluster,
+            self.database,
+            depends_on=[*base, *self.resource_pools.shared],
+            opts=child,
         )
         placement = master.Placement(
             bucket=cluster.bucket,
@@ -99,11 +133,13 @@ class Determined(pulumi.ComponentResource):
             cfg,
             db=self.database.endpoint,
             db_password=self.database.password,
-            depends_on=[*base, self.database, self.resource_pools, *edge],
+            depends_on=[*base, self.database, self.resource_pools, *edge, *self.backups.before_master],
             placement=placement,
             storage_identity=cluster.storage_identity,
             opts=child,
         )
+        # database.restore: the master is at 0 replicas first.
+        self.backups.restore_after(self.master.deployment)
         if workspaces.needed(cfg):
             self._bind_workspaces(cfg, child)
         self.register_outputs({"url": self.master.url})

@@ -17,7 +17,7 @@ from pulumi.output import Unknown
 
 from deploy import defaults, kube, passwords, versions
 from deploy.addons import envoy_gateway
-from deploy.app import ca_bundle, checkpoint_volumes, master_yaml, proxy, system_pods
+from deploy.app import ca_bundle, checkpoint_volumes, database_backup, master_yaml, proxy, system_pods
 from deploy.app.database import DatabaseEndpoint
 from deploy.config import StackConfig
 from deploy.config.tls import ExposedTls, MasterTls
@@ -185,6 +185,31 @@ def config_files(
 # pulumi-kubernetes: do not wait for the object to become ready.
 SKIP_AWAIT = "pulumi.com/skipAwait"
 
+# The image has no USER (root) but runs as any user (upstream keeps it OpenShift-compatible);
+# nobody:nogroup of its Ubuntu base, a numeric id the restricted Pod Security level accepts.
+RUN_AS = 65534
+# The only paths it writes: the file cache (master.yaml `cache.cache_dir`, made at start) and
+# temporary files (uploads, SAML's xmlsec1). The root file system stays read-only.
+DEFAULT_CACHE_DIR = "/var/cache/determined"
+TMP_SIZE_LIMIT = "1Gi"
+
+
+def cache_dir(cfg: StackConfig) -> str:
+    """Where the master keeps its file cache: its default, or a `cache.cache_dir` override."""
+    cache = cfg.master.config_overrides.get("cache")
+    path = cache.get("cache_dir") if isinstance(cache, dict) else None
+    return path if isinstance(path, str) and path.startswith("/") else DEFAULT_CACHE_DIR
+
+
+def _scratch(cfg: StackConfig) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(volume, volumeMount) of the writable directories: the cache grows with the models
+    experiments upload (no size limit, as on the image's own file system before), /tmp is
+    bounded."""
+    return [
+        ({"name": "cache", "emptyDir": {}}, {"name": "cache", "mountPath": cache_dir(cfg)}),
+        ({"name": "tmp", "emptyDir": {"sizeLimit": TMP_SIZE_LIMIT}}, {"name": "tmp", "mountPath": "/tmp"}),
+    ]
+
 
 def waits_for_certificate(cfg: StackConfig) -> bool:
     """tls.mode master with a cert-manager certificate: the master can only start once the
@@ -227,7 +252,7 @@ def deployment(cfg: StackConfig, config_checksum: Any) -> dict[str, Any]:
         ),
         "readinessProbe": _http_probe(cfg, periodSeconds=10, failureThreshold=3, timeoutSeconds=5),
         "livenessProbe": _http_probe(cfg, periodSeconds=20, failureThreshold=3, timeoutSeconds=5),
-        "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
+        "securityContext": kube.restricted_container(RUN_AS),
     }
     env = _env(cfg)
     if env:
@@ -238,9 +263,9 @@ def deployment(cfg: StackConfig, config_checksum: Any) -> dict[str, Any]:
         **system_pods.pod_fields(cfg),
         "containers": [container],
         "volumes": [{"name": "config", "secret": {"secretName": defaults.MASTER_CONFIG_SECRET}}],
-        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
+        "securityContext": kube.restricted_pod(RUN_AS),
     }
-    for extra in (ca_bundle.master_volume(cfg), checkpoint_volumes.master_volume(cfg)):
+    for extra in (ca_bundle.master_volume(cfg), checkpoint_volumes.master_volume(cfg), *_scratch(cfg)):
         if extra:
             pod_spec["volumes"].append(extra[0])
             container["volumeMounts"].append(extra[1])
@@ -254,7 +279,7 @@ def deployment(cfg: StackConfig, config_checksum: Any) -> dict[str, Any]:
             {"name": "tls", "mountPath": defaults.MASTER_TLS_DIR, "readOnly": True}
         )
     spec = {
-        "replicas": 1,
+        "replicas": database_backup.master_replicas(cfg),
         # Never two masters on one database: the old pod stops before the new one starts.
         "strategy": {"type": "Recreate"},
         "selector": {"matchLabels": kube.selector(COMPONENT)},

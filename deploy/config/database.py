@@ -1,24 +1,35 @@
-"""`determined:database`: where the master keeps its records, by `mode`."""
+"""`determined:database`: where the master keeps its records, by `mode`, and how its data is
+backed up (`backup`), restored from a dump (`restore`) or brought over from Determined's Helm
+chart (`fromHelmChart`): settings every mode shares (`DatabaseBase`)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+import re
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import AfterValidator, BeforeValidator, Field, field_validator
+from pydantic import AfterValidator, BeforeValidator, Field, ValidationError, field_validator, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from deploy import defaults
 from deploy.config.base import ConfigModel, default_tag
+from deploy.config.checkpoint_storage import DirectoryStorage, SharedFsStorage
 from deploy.config.master import Resources
 from deploy.config.secrets import Secret
 from deploy.config.syntax import (
+    DnsLabel,
     DnsSubdomain,
     Flag,
+    Host,
     ImageReference,
     NonEmpty,
     Quantity,
+    control_character,
     pattern_check,
     whole_number,
 )
+
+if TYPE_CHECKING:
+    from deploy.config.stack import StackConfig
 
 # Settings the StatefulSet, its volume and its Service depend on.
 _OWNED_SETTINGS = {"data_directory", "port", "listen_addresses", "hba_file", "config_file"}
@@ -36,6 +47,8 @@ def _setting_text(value: Any) -> str:
     # PostgreSQL reads every setting as text: on/off for booleans, numbers as written.
     if isinstance(value, bool):
         return "on" if value else "off"
+    if isinstance(value, str) and control_character(value):
+        raise ValueError("must be on one line (no newline or other control character)")
     if isinstance(value, (str, int, float)):
         return str(value)
     raise ValueError("must be a string, a number or true/false (a PostgreSQL setting's value)")
@@ -47,8 +60,212 @@ _SettingValue = Annotated[str, BeforeValidator(_setting_text)]
 SslMode = Literal["disable", "allow", "prefer", "require", "verify-ca", "verify-full"]
 
 
-class InClusterDatabase(ConfigModel):
-    """PostgreSQL in the cluster, on a volume kept across destroy."""
+# --- backups, restore, the Helm chart's data ------------------------------------------------
+
+# Cron fields as Kubernetes reads a CronJob's schedule (robfig/cron's standard parser):
+# (name, lowest, highest, names allowed in place of numbers).
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_DAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
+_CRON_FIELDS = (
+    ("minute", 0, 59, ()),
+    ("hour", 0, 23, ()),
+    ("day of month", 1, 31, ()),
+    ("month", 1, 12, _MONTHS),
+    ("day of week", 0, 6, _DAYS),
+)
+_CRON_MACROS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
+_CRON_ITEM = re.compile(r"(?P<range>\*|\?|[0-9a-zA-Z]+(?:-[0-9a-zA-Z]+)?)(?:/(?P<step>[0-9]+))?")
+_CRON_FORM = (
+    "five fields, minute hour day-of-month month day-of-week, in UTC (example: '0 3 * * *', "
+    "03:00 every day), or one of " + ", ".join(_CRON_MACROS)
+)
+
+
+def _cron_value(text: str, low: int, high: int, names: tuple[str, ...]) -> int | None:
+    if text.isdigit():
+        return int(text)
+    if text.lower() in names:
+        return names.index(text.lower()) + low
+    return None
+
+
+def _cron_field_problem(text: str, name: str, low: int, high: int, names: tuple[str, ...]) -> str | None:
+    for item in text.split(","):
+        match = _CRON_ITEM.fullmatch(item)
+        if match is None:
+            return f"its {name} field {item!r} is not a number, a range a-b, '*' or a step */n"
+        if match["step"] is not None and int(match["step"]) == 0:
+            return f"its {name} field {item!r} has a step of 0"
+        spec = match["range"]
+        if spec == "?" and name not in ("day of month", "day of week"):
+            return f"'?' is only for the day fields, not the {name}"
+        if spec in ("*", "?"):
+            continue
+        bounds = [_cron_value(part, low, high, names) for part in spec.split("-")]
+        if None in bounds or not all(low <= b <= high for b in bounds):  # type: ignore[operator]
+            allowed = f"{low}-{high}" + (f" or {names[0].upper()}-{names[-1].upper()}" if names else "")
+            return f"its {name} field {item!r} is outside {allowed}"
+        if len(bounds) == 2 and bounds[0] > bounds[1]:  # type: ignore[operator]
+            return f"its {name} field {item!r} is a range that ends before it starts"
+    return None
+
+
+def _cron(value: str) -> str:
+    """A CronJob schedule Kubernetes accepts (checked here: the API server would refuse it
+    only once the stack is half applied). Time zones in the schedule are refused: the
+    CronJob runs in UTC, which the dump names use too."""
+    shown = repr(value if len(value) <= 60 else value[:60] + "...")
+    if value.strip() in _CRON_MACROS:
+        if value != value.strip():
+            raise ValueError(f"{shown} has spaces around it; write {value.strip()!r}")
+        return value
+    if value.startswith(("TZ=", "CRON_TZ=")):
+        raise ValueError(f"{shown}: no time zone in the schedule (it runs in UTC); give {_CRON_FORM}")
+    fields = value.split(" ")
+    if len(fields) != 5 or any(not f for f in fields):
+        raise ValueError(f"{shown} is not a cron schedule: give {_CRON_FORM}")
+    for text, (name, low, high, names) in zip(fields, _CRON_FIELDS, strict=True):
+        problem = _cron_field_problem(text, name, low, high, names)
+        if problem:
+            raise ValueError(f"{shown} is not a cron schedule: {problem}")
+    return value
+
+
+CronSchedule = Annotated[str, AfterValidator(_cron)]
+
+# A dump's file name as the backup Jobs write them (determined-<UTC time>[-<what>].dump): no
+# directory, nothing a shell or a storage path would read as more than one name.
+DumpName = Annotated[
+    str,
+    AfterValidator(
+        pattern_check(
+            r"[A-Za-z0-9][A-Za-z0-9._-]*\.dump",
+            "a dump's file name (letters, digits, '.', '_' and '-', ending in .dump, no directory; "
+            "example: determined-20261122T030000Z.dump)",
+            200,
+        )
+    ),
+]
+# A PostgreSQL role or database name as the chart sets them (db.user, db.name).
+PgName = Annotated[
+    str,
+    AfterValidator(
+        pattern_check(
+            r"[A-Za-z_][A-Za-z0-9_]*",
+            "a PostgreSQL name (letters, digits and '_', not starting with a digit, at most 63 characters; "
+            "example: determined)",
+            63,
+        )
+    ),
+]
+
+DEFAULT_BACKUP_SCHEDULE = "0 3 * * *"  # 03:00 UTC daily
+DEFAULT_KEEP_DAYS = 14
+DEFAULT_BACKUP_STORAGE = "50Gi"
+
+
+class BackupSettings(ConfigModel):
+    """Dumps of the database (`pg_dump --format=custom`, by a client of the server's major
+    version) in the checkpoint store: under `<prefix>/determined-db-backups/` of the checkpoint
+    bucket or container (gcs, s3, azure: with the identity or credentials checkpoints use), or
+    on the claim `determined-db-backups` (sharedFs, directory).
+
+    `schedule`: a CronJob's schedule (UTC); null: no scheduled dumps. `keepDays`: scheduled
+    runs delete dumps older than this, never the one they just wrote. `beforeUpgrade`: a
+    changed master version first runs a dump Job to completion, before the master migrates the
+    schema (refused off in prod). `storageSize`: the claim's size (sharedFs/directory only).
+    `clientImage`, `rcloneImage`: mirrors of the PostgreSQL client and rclone images (pinned).
+    """
+
+    schedule: CronSchedule | None = DEFAULT_BACKUP_SCHEDULE
+    keep_days: whole_number(1, 3650) = DEFAULT_KEEP_DAYS
+    before_upgrade: Flag = True
+    storage_size: Quantity = DEFAULT_BACKUP_STORAGE
+    client_image: ImageReference | None = None
+    rclone_image: ImageReference | None = None
+
+
+class ServerBackupSettings(BackupSettings):
+    """Backups of a database on a server the stack does not run (external) or the cloud runs
+    (managed): no scheduled dumps by default, since such servers keep their own backups
+    (Cloud SQL and RDS daily backups, and point-in-time recovery in prod; an external server's
+    by whoever runs it). A schedule adds portable dumps next to them; the dump before an
+    upgrade runs in every mode."""
+
+    schedule: CronSchedule | None = None
+
+
+class RestoreSettings(ConfigModel):
+    """While set, a Job loads this dump into the database (replacing what it holds, in one
+    transaction) and the master is kept at 0 replicas; remove the key to start the master."""
+
+    backup: DumpName
+
+
+class FromHelmChart(ConfigModel):
+    """Adopt the records of an install of Determined's Helm chart: a Job in the chart's
+    namespace mounts the chart's database claim read-only, copies its data directory, starts
+    a temporary PostgreSQL of the chart's major version (10) on the copy, dumps it and loads
+    the dump into this stack's (empty) database, before the master first starts. The chart's
+    database Deployment must be scaled to 0 first (its claim is ReadWriteOnce)."""
+
+    namespace: DnsLabel = "default"
+    release_name: DnsLabel = "determined"
+    # Default determined-db-pvc-<releaseName> (the chart's db.claimSuffix changes it).
+    claim_name: DnsSubdomain | None = None
+    # The chart's db.name and db.user (the server's superuser).
+    database: PgName = "determined"
+    user: PgName = "postgres"
+    # A mirror of the temporary server's image; its major version must be the chart's data's.
+    image: ImageReference | None = None
+
+    @property
+    def claim(self) -> str:
+        return self.claim_name or f"{defaults.HELM_CHART_CLAIM_PREFIX}{self.release_name}"
+
+    @property
+    def service(self) -> str:
+        """The chart's database Service: the Job refuses to copy while it still answers."""
+        return f"{defaults.HELM_CHART_SERVICE_PREFIX}{self.release_name}"
+
+
+def _refuse(*problems: tuple[str, str]) -> ValidationError:
+    """Problems of the section's keys taken together, each reported at its own key."""
+    details = [
+        InitErrorDetails(type=PydanticCustomError("value_error", message), loc=(key,), input=None)
+        for key, message in problems
+    ]
+    return ValidationError.from_exception_data("database", details)
+
+
+class DatabaseBase(ConfigModel):
+    """What every mode shares: backups, a restore, the Helm chart's data."""
+
+    backup: BackupSettings = Field(default_factory=BackupSettings)
+    restore: RestoreSettings | None = None
+    from_helm_chart: FromHelmChart | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> DatabaseBase:
+        if self.restore is not None and self.from_helm_chart is not None:
+            raise _refuse(
+                (
+                    "fromHelmChart",
+                    "restore and fromHelmChart are alternatives: fromHelmChart fills an empty database "
+                    "from the chart's volume, restore replaces the contents with a dump; set one",
+                )
+            )
+        return self
+
+    @property
+    def runs_backup_jobs(self) -> bool:
+        """Whether a Job of the project dumps or restores through the checkpoint store."""
+        b = self.backup
+        return b.schedule is not None or b.before_upgrade or self.restore is not None
+
+
+class InClusterDatabase(DatabaseBase):
+    """PostgreSQL in the cluster, on a volume kept across destroy; dumped daily by default."""
 
     mode: Literal["inCluster"]
     storage_size: Quantity = "30Gi"
@@ -83,11 +300,12 @@ class InClusterDatabase(ConfigModel):
         return self.resources.manifest() if self.resources else defaults.DB_RESOURCES
 
 
-class ExternalDatabase(ConfigModel):
-    """A PostgreSQL server run elsewhere."""
+class ExternalDatabase(DatabaseBase):
+    """A PostgreSQL server run elsewhere (whoever runs it keeps its backups)."""
 
     mode: Literal["external"]
-    host: NonEmpty
+    backup: ServerBackupSettings = Field(default_factory=ServerBackupSettings)
+    host: Host
     port: whole_number(1, 65535) = defaults.DB_PORT
     name: NonEmpty = defaults.DB_DATABASE
     user: NonEmpty
@@ -98,16 +316,31 @@ class ExternalDatabase(ConfigModel):
     @field_validator("ssl_root_cert")
     @classmethod
     def _pem(cls, value: str | None) -> str | None:
+        if value is not None and "PRIVATE KEY-----" in value:
+            # Not repeated: the key is a secret, and this value is written in clear.
+            raise ValueError("holds a private key: give only the CA certificate (this value is not secret)")
         if value is not None and "-----BEGIN CERTIFICATE-----" not in value:
             raise ValueError("must be a CA certificate in PEM form (-----BEGIN CERTIFICATE----- ...)")
         return value
 
 
-class ManagedDatabase(ConfigModel):
-    """Cloud SQL (gke) or RDS (eks), created by the stack, reached on a private address."""
+class ManagedDatabase(DatabaseBase):
+    """Cloud SQL (gke) or RDS (eks), created by the stack, reached on a private address;
+    backed up by the cloud (daily, point-in-time recovery in prod)."""
 
     mode: Literal["managed"]
-    tier: NonEmpty  # Cloud SQL tier (db-custom-2-8192) or RDS instance class
+    backup: ServerBackupSettings = Field(default_factory=ServerBackupSettings)
+    # Cloud SQL tier (db-custom-2-8192) or RDS instance class (db.m6g.large).
+    tier: Annotated[
+        str,
+        AfterValidator(
+            pattern_check(
+                r"db[-.][a-z0-9][a-z0-9.-]*",
+                "a Cloud SQL tier (example: db-custom-2-8192) or RDS instance class (example: db.m6g.large)",
+                64,
+            )
+        ),
+    ]
     storage_size_gb: whole_number(10, 65536) = 20
     # A standby in a second zone; default: on in prod, off in dev.
     high_availability: Flag | None = None
@@ -118,3 +351,23 @@ DatabaseConfig = Annotated[
     BeforeValidator(default_tag("mode", "inCluster")),
     Field(discriminator="mode"),
 ]
+
+
+def backup_problems(cfg: StackConfig, add: Any) -> None:
+    """Backup settings read against the environment and the checkpoint store."""
+    db = cfg.database
+    if cfg.environment == "prod" and not db.backup.before_upgrade:
+        add(
+            "database.backup.beforeUpgrade",
+            "refused in prod: an upgrade must never run without a way back (the dump taken before the "
+            "new master migrates the schema)",
+        )
+    cs = cfg.checkpoint_storage
+    on_claim = isinstance(cs, (SharedFsStorage, DirectoryStorage))
+    if "storage_size" in db.backup.model_fields_set and not on_claim:
+        where = "container" if cs.type == "azure" else "bucket"
+        add(
+            "database.backup.storageSize",
+            f"only with sharedFs or directory checkpoint storage (dumps then go to a volume); with "
+            f"{cs.type} they go to the checkpoint {where}",
+        )

@@ -12,7 +12,7 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field
+from pydantic import AfterValidator, BeforeValidator, Field
 
 from deploy import defaults, versions
 from deploy.config import capacity
@@ -25,7 +25,7 @@ from deploy.config.checkpoint_storage import (
     S3Storage,
 )
 from deploy.config.cluster import ClusterConfig, EksCluster, ExistingCluster, GkeCluster
-from deploy.config.database import DatabaseConfig, ExternalDatabase, ManagedDatabase
+from deploy.config.database import DatabaseConfig, ExternalDatabase, ManagedDatabase, backup_problems
 from deploy.config.eks import eks_problems
 from deploy.config.errors import Problem, format_path
 from deploy.config.gke import gke_problems
@@ -41,7 +41,15 @@ from deploy.config.resource_pools import (
     pod_form_problem,
 )
 from deploy.config.secrets import Secret
-from deploy.config.syntax import DnsLabel, DnsSubdomain, Flag, NonEmpty, dns_label_problem, quantity_value
+from deploy.config.syntax import (
+    DnsLabel,
+    DnsSubdomain,
+    Flag,
+    NonEmpty,
+    dns_label_problem,
+    pattern_check,
+    quantity_value,
+)
 from deploy.config.tls import CertManagerCertificate, ExposedTls, MasterTls, TlsConfig
 from deploy.kube import strategic_merge, validation
 
@@ -66,11 +74,32 @@ def _refuse_coscheduler(value: Any) -> Any:
     return value
 
 
+def _no_colon(value: str) -> str:
+    # Not repeated: a user name holding ':' may be a password pasted in.
+    if ":" in value:
+        raise ValueError("must not contain ':' (a registry login joins user name and password with ':')")
+    return value
+
+
+# As image references name it (registry.example.com:5000, ghcr.io); Docker Hub's classic
+# https://index.docker.io/v1/ too.
+RegistryServer = Annotated[
+    NonEmpty,
+    AfterValidator(
+        pattern_check(
+            r"(https?://)?[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?(:[0-9]+)?(/[A-Za-z0-9._/-]*)?",
+            "a registry host (examples: ghcr.io, registry.example.com:5000)",
+            255,
+        )
+    ),
+]
+
+
 class RegistryCredentials(ConfigModel):
     """A private registry's login; the password (a token) is a secret."""
 
-    server: NonEmpty  # as image references name it: registry.example.com, ghcr.io, ...
-    username: NonEmpty
+    server: RegistryServer
+    username: Annotated[NonEmpty, AfterValidator(_no_colon)]
     password: Secret
 
 
@@ -103,6 +132,9 @@ class StackConfig(ConfigModel):
     # Use Determined's two PriorityClasses as another install in the cluster created them
     # (they are cluster-wide), instead of creating them.
     adopt_priority_classes: Flag = False
+    # NetworkPolicies fencing the Determined namespace and the task namespaces (in effect where
+    # the network plugin enforces them: GKE Dataplane V2, the EKS VPC CNI; inert elsewhere).
+    network_policies: Flag = True
 
     # --- derived views used by the app -----------------------------------------------
 
@@ -429,6 +461,26 @@ def _quantity_problems(pod: dict[str, Any]) -> Iterable[tuple[tuple[str | int, .
                             yield where, "is not a Kubernetes quantity (examples: '2', '500m', '8Gi')"
 
 
+# Priority classes task pods may not take: the cluster's own (tasks would preempt its system
+# pods) and the one the project gives the master and the database.
+RESERVED_PRIORITY_CLASSES = (
+    "system-node-critical",
+    "system-cluster-critical",
+    defaults.SYSTEM_PRIORITY_CLASS,
+)
+
+
+def _reserved_priority(pod: dict[str, Any]) -> Iterable[tuple[tuple[str, ...], str]]:
+    spec = pod.get("spec")
+    name = spec.get("priorityClassName") if isinstance(spec, dict) else None
+    if name in RESERVED_PRIORITY_CLASSES:
+        yield (
+            ("spec", "priorityClassName"),
+            f"{name!r} is kept for the cluster's and Determined's own pods, which tasks would preempt; "
+            "use a priority class of your own",
+        )
+
+
 def pod_spec_problems(path: str, spec: dict[str, Any]) -> list[tuple[str, str]]:
     """(key path, message) for a pod spec as written: the Kubernetes Pod schema, the fields
     Determined sets itself, resource quantities, and whether it merges over the defaults."""
@@ -444,6 +496,7 @@ def pod_spec_problems(path: str, spec: dict[str, Any]) -> list[tuple[str, str]]:
         return format_path([path, *where])
 
     found = [(at(where), f"not allowed: {reason}") for where, reason in determined_owned(pod)]
+    found += [(at(where), f"not allowed: {reason}") for where, reason in _reserved_priority(pod)]
     found += [(at(where), message) for where, message in _quantity_problems(pod)]
     # The schema requires what a partial spec leaves to the defaults (the task container):
     # fill it in, check, and report paths as the user wrote them.
@@ -575,6 +628,7 @@ def _master_problems(cfg: StackConfig, add: Add) -> None:
         )
     if cfg.master.proxy and not (cfg.master.proxy.http_proxy or cfg.master.proxy.https_proxy):
         add("master.proxy", "set httpProxy, httpsProxy or both")
+    _secret_name_problems(cfg, add)
     if cfg.registry_credentials and defaults.REGISTRY_SECRET in cfg.image_pull_secrets:
         add(
             "imagePullSecrets",
@@ -582,6 +636,30 @@ def _master_problems(cfg: StackConfig, add: Add) -> None:
             "name another Secret, or leave it out",
         )
     _override_problems(cfg, add)
+
+
+def _project_secrets() -> dict[str, str]:
+    """Secrets the project creates in the master's namespace, with what they hold."""
+    from deploy.app import workspaces  # the app imports this module
+
+    return {
+        defaults.DB_SECRET_NAME: "the in-cluster database's password",
+        defaults.MASTER_CONFIG_SECRET: "the master's configuration",
+        workspaces.PASSWORD_SECRET: "the admin password of the workspace Job",
+    }
+
+
+def _secret_name_problems(cfg: StackConfig, add: Add) -> None:
+    """Secrets the user names must not be ones the project creates (and so replaces)."""
+    named = [(f"imagePullSecrets[{i}]", name) for i, name in enumerate(cfg.image_pull_secrets)]
+    if cfg.master.ca_bundle_secret:
+        named.append(("master.caBundleSecret", cfg.master.ca_bundle_secret))
+    if isinstance(cfg.tls, ExposedTls) and not cfg.tls.issued:
+        named.append(("tls.certificate.secretName", cfg.tls.secret_name))
+    owned = _project_secrets()
+    for path, name in named:
+        if name in owned:
+            add(path, f"{name!r} is a Secret the project creates ({owned[name]}); name a Secret of your own")
 
 
 def _override_problems(cfg: StackConfig, add: Add) -> None:
@@ -664,6 +742,8 @@ def _not_supported_yet(cfg: StackConfig, add: Add) -> None:
 def _queue_problems(cfg: StackConfig, add: Add) -> None:
     """scheduler kueue: every queued pool's ClusterQueue needs a quota for what its tasks ask."""
     if cfg.scheduler != "kueue":
+        if "kueue" in cfg.model_fields_set:
+            add("kueue", "only with scheduler kueue (set scheduler: kueue, or remove this section)")
         return
     names = {p.name for p in cfg.node_pools}
     for i, rp in enumerate(cfg.resource_pools):
@@ -750,6 +830,7 @@ _RULES: list[tuple[Callable[[StackConfig, Add], None], set[str]]] = [
     (_cloud_rules, {"cloud", "environment", "cluster", "nodePools", "gpuOperator"}),
     (_queue_problems, {"scheduler", "kueue", "nodePools", "resourcePools", "slots"}),
     (_gateway_problems, {"tls"}),
+    (backup_problems, {"environment", "database", "checkpointStorage"}),
     (_master_problems, {"master", "nodePools", "tls", "imagePullSecrets", "registryCredentials"}),
     (
         directory_problems,

@@ -33,7 +33,10 @@ def bucket_options(cfg: StackConfig, data: pulumi.ResourceOptions) -> pulumi.Res
 
 def kubernetes_accounts(cfg: StackConfig) -> list[tuple[str, str]]:
     """(namespace, service account) of every pod that reads or writes checkpoints: the
-    master, and task pods (trials, checkpoint GC) in each namespace tasks run in."""
+    master, task pods (trials, checkpoint GC) in each namespace tasks run in, and the
+    database's backup and restore Jobs (their dumps go below the checkpoint prefix)."""
     accounts = [(cfg.namespace, defaults.MASTER_NAME)]
     accounts += [(ns, defaults.TASK_SERVICE_ACCOUNT) for ns in cfg.task_namespaces]
+    if cfg.database.runs_backup_jobs:
+        accounts.append((cfg.namespace, defaults.BACKUP_SERVICE_ACCOUNT))
     return accounts

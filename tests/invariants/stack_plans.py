@@ -89,6 +89,13 @@ def plan(name: str) -> Planned:
     return Planned(name=name, raw=raw_config(path), result=result, master=yaml.safe_load(result.master_yaml))
 
 
+def chart_namespace(stack: Planned) -> str | None:
+    """The namespace of the Helm chart install the stack moves records from (it exists
+    already: the stack only runs the migration Job there)."""
+    source = (stack.raw.get("database") or {}).get("fromHelmChart")
+    return None if source is None else source.get("namespace", "default")
+
+
 # --- views over Kubernetes objects --------------------------------------------------------------
 
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job")

@@ -46,6 +46,8 @@ def test_every_namespaced_object_waits_for_its_namespace(stack):
         ns = (res["inputs"].get("metadata") or {}).get("namespace")
         if not ns or ns == "kube-system":  # every cluster has kube-system
             continue
+        if ns == stack_plans.chart_namespace(stack):  # the Helm chart's install, being moved from
+            continue
         assert ns in namespaces, (
             f"{stack.name}: {res['type']} {res['name']} is in namespace {ns}, which the stack does not create"
         )

@@ -63,6 +63,7 @@ BUILT_IN_GROUPS = (
     "scheduling.k8s.io/",
     "storage.k8s.io/",
     "apiextensions.k8s.io/",
+    "networking.k8s.io/",
 )
 
 

@@ -123,7 +123,7 @@ def test_master_connects_to_the_database_that_is_deployed(stack):
         )
         assert db.get("ssl_mode") == configured.get("sslMode")
         assert ("ssl_root_cert" in db) == bool(configured.get("sslRootCert"))
-        assert not any("postgres" in c.get("image", "") for _, t in workloads(stack) for c in containers(t))
+        assert not any("postgres" in c.get("image", "") for _, t in servers(stack) for c in containers(t))
         return
     if configured["mode"] == "managed" and stack.raw["cloud"] == "gke":
         instance, database, user = cloud_sql(stack)
@@ -134,7 +134,7 @@ def test_master_connects_to_the_database_that_is_deployed(stack):
         # The instance accepts TLS only, and the master insists on it.
         assert instance.inputs["settings"]["ipConfiguration"]["sslMode"] == "ENCRYPTED_ONLY"
         assert (str(db["port"]), db["ssl_mode"]) == ("5432", "require")
-        assert not any("postgres" in c.get("image", "") for _, t in workloads(stack) for c in containers(t))
+        assert not any("postgres" in c.get("image", "") for _, t in servers(stack) for c in containers(t))
         return
     if configured["mode"] == "managed":  # eks: RDS
         (instance,) = stack.registrations("rds/instance:Instance")
@@ -151,7 +151,7 @@ def test_master_connects_to_the_database_that_is_deployed(stack):
         assert inputs["parameterGroupName"] == group.inputs["name"]
         assert {"name": "rds.force_ssl", "value": "1"} in group.inputs["parameters"]
         assert db["ssl_mode"] == "require"
-        assert not any("postgres" in c.get("image", "") for _, t in workloads(stack) for c in containers(t))
+        assert not any("postgres" in c.get("image", "") for _, t in servers(stack) for c in containers(t))
         return
 
     # In the cluster: the host is the database Service (short name: the master's namespace).
@@ -175,7 +175,34 @@ def test_master_connects_to_the_database_that_is_deployed(stack):
         # The image creates POSTGRES_DB (default: the user's name) on first start.
         created = env.get("POSTGRES_DB", env["POSTGRES_USER"]).get("value")
         assert created == db["name"], f"{stack.name}: the database created is not db.name"
-        assert "secretKeyRef" in env["POSTGRES_PASSWORD"].get("valueFrom", {})
+        assert password_source(template, postgres), (
+            f"{stack.name}: the database's password is not from a Secret"
+        )
+
+
+def password_source(template, container):
+    """(Secret name, key) the official image takes its password from: POSTGRES_PASSWORD from a
+    Secret's key, or POSTGRES_PASSWORD_FILE naming a file of a mounted Secret; else None."""
+    env = env_of(container)
+    if "POSTGRES_PASSWORD" in env:
+        ref = env["POSTGRES_PASSWORD"].get("valueFrom", {}).get("secretKeyRef")
+        return (ref["name"], ref["key"]) if ref else None
+    path = env.get("POSTGRES_PASSWORD_FILE", {}).get("value")
+    if not path:
+        return None
+    directory, _, file_name = path.rpartition("/")
+    volumes = {v["name"]: v for v in template["spec"].get("volumes", [])}
+    for mount in container.get("volumeMounts", []):
+        source = volumes[mount["name"]].get("secret")
+        if mount["mountPath"] == directory and source:
+            paths = {item["path"]: item["key"] for item in source.get("items", [])}
+            return source["secretName"], paths.get(file_name, file_name) if paths else file_name
+    return None
+
+
+def servers(stack):
+    """Workloads that serve (not the Jobs that dump the database with a PostgreSQL client)."""
+    return [(obj, t) for obj, t in workloads(stack) if obj["kind"] not in ("Job", "CronJob")]
 
 
 def cloud_sql(stack):
@@ -203,16 +230,15 @@ def test_master_logs_in_with_the_password_the_database_was_initialised_with(stac
             f"{stack.name}: master.yaml's db.password is not the database's"
         )
         return
-    _, template, _ = next(
-        (obj, t, c) for obj, t in workloads(stack) for c in containers(t) if "POSTGRES_PASSWORD" in env_of(c)
-    )
-    postgres = next(c for c in containers(template) if "POSTGRES_PASSWORD" in env_of(c))
-    ref = env_of(postgres)["POSTGRES_PASSWORD"]["valueFrom"]["secretKeyRef"]
-    (secret,) = [
-        r for r in stack.registrations("core/v1:Secret") if r.inputs["metadata"]["name"] == ref["name"]
+    (name, key), *_ = [
+        source
+        for obj, t in servers(stack)
+        for c in containers(t)
+        if (source := password_source(t, c)) is not None
     ]
-    assert unwrap(secret.inputs["stringData"])[ref["key"]] == db_password, (
-        f"{stack.name}: master.yaml's db.password is not the database Secret's {ref['key']}"
+    (secret,) = [r for r in stack.registrations("core/v1:Secret") if r.inputs["metadata"]["name"] == name]
+    assert unwrap(secret.inputs["stringData"])[key] == db_password, (
+        f"{stack.name}: master.yaml's db.password is not the database Secret's {key}"
     )
 
 

@@ -307,6 +307,7 @@ def test_pod_identity_binds_exactly_the_accounts_that_touch_checkpoints():
     assert pairs == [
         ("det-aux", "determined-task"),
         ("det-l4", "determined-task"),
+        ("determined", "determined-db-backup"),
         ("determined", "determined-master"),
         ("determined", "determined-task"),
     ]
@@ -470,3 +471,12 @@ def test_the_gpu_operators_objects_wait_for_the_node_groups():
             reg["parent"] and reg["parent"].endswith("::gpu-operator")
         ):
             assert groups <= set(reg["dependsOn"]), reg["name"]
+
+
+def test_the_vpc_cni_enforces_network_policies_and_the_other_add_ons_keep_their_defaults():
+    # The VPC CNI's network policy agent is off unless its configuration turns it on; without
+    # it the stack's NetworkPolicies would be accepted and ignored.
+    for stack in ("eks-dev", "eks-prod"):
+        addons = {a["inputs"]["addonName"]: a["inputs"] for a in of_type(planned(stack), "eks/addon:Addon")}
+        assert json.loads(addons["vpc-cni"]["configurationValues"]) == {"enableNetworkPolicy": "true"}
+        assert all("configurationValues" not in a for name, a in addons.items() if name != "vpc-cni")

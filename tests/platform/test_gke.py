@@ -245,6 +245,7 @@ def test_workload_identity_binds_exactly_the_accounts_that_touch_checkpoints():
     assert members == [
         "serviceAccount:my-gcp-project.svc.id.goog[det-aux/determined-task]",
         "serviceAccount:my-gcp-project.svc.id.goog[det-l4/determined-task]",
+        "serviceAccount:my-gcp-project.svc.id.goog[determined/determined-db-backup]",
         "serviceAccount:my-gcp-project.svc.id.goog[determined/determined-master]",
         "serviceAccount:my-gcp-project.svc.id.goog[determined/determined-task]",
     ]

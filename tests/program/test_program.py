@@ -46,6 +46,7 @@ def test_local_stack_creates_every_object_of_the_deployment(local):
         ),
         ("Secret", "determined", "determined-master-config"),
         ("Deployment", "determined", "determined-master"),
+        ("PodDisruptionBudget", "determined", "determined-master"),
         ("Service", "determined", "determined-master-service"),
         ("Secret", "determined", "determined-db"),
         ("PersistentVolumeClaim", "determined", "determined-db-data"),
@@ -54,7 +55,30 @@ def test_local_stack_creates_every_object_of_the_deployment(local):
         # 0.35+: the Job that binds each pool's workspace to its namespace.
         ("ConfigMap", "determined", "determined-bind-workspaces"),
         ("Secret", "determined", "determined-bind-workspaces"),
-        ("Job", "determined", next(j["metadata"]["name"] for j in by_kind(local, "Job"))),
+        (
+            "Job",
+            "determined",
+            next(
+                j["metadata"]["name"] for j in by_kind(local, "Job") if "workspaces" in j["metadata"]["name"]
+            ),
+        ),
+        # Database backups (sharedFs checkpoints: to a claim): daily, and before this master version.
+        ("ServiceAccount", "determined", "determined-db-backup"),
+        ("PersistentVolumeClaim", "determined", "determined-db-backups"),
+        ("CronJob", "determined", "determined-db-backup"),
+        ("Job", "determined", "determined-db-backup-0-38-1"),
+        # Network fencing: a default deny and what each kind of pod may do; tasks per namespace.
+        *(
+            ("NetworkPolicy", "determined", name)
+            for name in (
+                "determined-default-deny",
+                "determined-master",
+                "determined-database",
+                "determined-database-clients",
+                "determined-bind-workspaces",
+            )
+        ),
+        *(("NetworkPolicy", ns, "determined-tasks") for ns in ("determined", "det-gpu", "det-aux")),
     }
 
 
@@ -82,7 +106,9 @@ def test_allow_data_deletion_in_dev_lets_destroy_delete_the_volume():
 
 def test_external_database_creates_no_database_objects():
     raw = raw_config(
-        database={"mode": "external", "host": "db.internal", "user": "det", "password": "Ext-Db-Pass-9"}
+        database={"mode": "external", "host": "db.internal", "user": "det", "password": "Ext-Db-Pass-9"},
+        # Dumps go to the bucket (with sharedFs they would go to a claim in the namespace).
+        checkpointStorage={"type": "s3", "bucket": "ckpts"},
     )
     result = plan_for(raw)
     kinds = {(m["kind"], m["metadata"]["name"]) for m in result.manifests}

@@ -247,6 +247,9 @@ class EksPlatform(pulumi.ComponentResource):
             "resolve_conflicts_on_create": "OVERWRITE",
             "resolve_conflicts_on_update": "OVERWRITE",
         }
+        configuration = eks_cluster.addon_configuration(addon)
+        if configuration:
+            args["configuration_values"] = configuration
         if role is not None:
             created, account = role
             args["pod_identity_associations"] = [{"role_arn": created.arn, "service_account": account}]

@@ -4,6 +4,7 @@ managed add-ons, and the kubeconfig the Kubernetes provider uses."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pulumi
@@ -18,6 +19,15 @@ ADMIN_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPoli
 ADDONS = ("vpc-cni", "kube-proxy", "eks-pod-identity-agent", "coredns", "aws-ebs-csi-driver")
 # Add-ons whose pods need nodes to run on (the others are DaemonSets or cluster-side).
 ADDONS_ON_NODES = {"coredns", "aws-ebs-csi-driver"}
+# Add-on settings other than the defaults (the add-on's configuration values). The VPC CNI
+# enforces NetworkPolicies only with its network policy agent, which is off by default.
+ADDON_SETTINGS: dict[str, dict[str, Any]] = {"vpc-cni": {"enableNetworkPolicy": "true"}}
+
+
+def addon_configuration(addon: str) -> str | None:
+    """An add-on's configuration values as EKS takes them (a JSON document), or None."""
+    settings = ADDON_SETTINGS.get(addon)
+    return json.dumps(settings, sort_keys=True) if settings else None
 
 
 def kubernetes_version(cfg: EksStack) -> str:
