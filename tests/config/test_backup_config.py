@@ -4,21 +4,12 @@ refused (one line per problem, naming the key path), and never a secret in a mes
 from __future__ import annotations
 
 import pytest
-from conftest import make_config, raw_config
+from conftest import GKE, make_config, raw_config
 
 from deploy.config import ConfigError, load_config
 
 EXTERNAL = {"mode": "external", "host": "pg.internal", "user": "det", "password": "Ext-Db-Pass-9"}
 MANAGED = {"mode": "managed", "tier": "db-custom-2-8192"}
-GKE = {
-    "cloud": "gke",
-    "cluster": {"name": "det", "region": "us-central1", "project": "p"},
-    "nodePools": [
-        {"name": "system", "machineType": "e2-standard-8"},
-        {"name": "a100", "machineType": "a2-highgpu-4g", "gpu": {"type": "nvidia-tesla-a100", "count": 4}},
-    ],
-    "resourcePools": [{"name": "a100", "nodePool": "a100"}, {"name": "aux", "nodePool": "system"}],
-}
 
 
 def problems(raw) -> list[str]:
