@@ -66,10 +66,12 @@ DECLARE
   statement text;
 BEGIN
   -- Each list is made before its drops: a CASCADE may drop later entries (IF EXISTS).
+  -- Sequences last: an identity column's sequence cannot be dropped on its own, it goes
+  -- with its table.
   SELECT array_agg(format('DROP %s IF EXISTS %s CASCADE',
            CASE c.relkind WHEN 'v' THEN 'VIEW' WHEN 'm' THEN 'MATERIALIZED VIEW'
                           WHEN 'S' THEN 'SEQUENCE' WHEN 'f' THEN 'FOREIGN TABLE' ELSE 'TABLE' END,
-           c.oid::regclass))
+           c.oid::regclass) ORDER BY c.relkind = 'S')
     INTO statements
     FROM pg_catalog.pg_class c
    WHERE c.relnamespace = 'public'::regnamespace
