@@ -90,14 +90,13 @@ def _pg_isready() -> dict[str, Any]:
 # Secret. A data directory kept from an earlier install (a destroy keeps the volume, and the
 # new install generates a new password) is reattached with whatever password the Secret holds
 # now, and a changed `database.password` takes effect the same way. Waits for the real server
-# (TCP on 127.0.0.1: the entrypoint's first-run server listens on the socket only), then
+# (TCP on 127.0.0.1: the entrypoint's first-run server listens on the socket only), however
+# long crash recovery of a kept volume takes (a failed hook would kill the container and
+# restart recovery; if the server exits, the container ends and the hook with it), then
 # connects over the local socket, where the image's initdb trusts local users. The password
 # goes through psql's variable quoting, never through argv or the log.
 ADOPT_PASSWORD = f"""set -eu
-for _ in $(seq 600); do
-  pg_isready --quiet --host=127.0.0.1 --username={defaults.DB_USER} && break
-  sleep 1
-done
+until pg_isready --quiet --host=127.0.0.1 --username={defaults.DB_USER}; do sleep 1; done
 psql --host={defaults.DB_SOCKET_DIR} --username={defaults.DB_USER} --dbname=postgres \\
   --no-psqlrc --quiet --set=ON_ERROR_STOP=1 <<'SQL'
 \\set password `cat "$POSTGRES_PASSWORD_FILE"`

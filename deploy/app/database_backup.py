@@ -43,7 +43,7 @@ import pulumi
 from pydantic import SecretStr
 
 from deploy import defaults, kube, versions
-from deploy.app import database, system_pods
+from deploy.app import ca_bundle, database, proxy, system_pods
 from deploy.app.database import DatabaseEndpoint
 from deploy.config import (
     AzureStorage,
@@ -192,10 +192,13 @@ def storage_credentials(cfg: StackConfig) -> list[tuple[str, str]]:
 
 
 def storage_env(cfg: StackConfig) -> list[dict[str, Any]]:
-    """rclone's settings of the `backup` remote (none for the claim); credentials are files."""
+    """rclone's settings of the `backup` remote (none for the claim); credentials are files.
+    The master's proxy and extra CAs apply: the store is reached the way the master reaches it
+    (rclone, in Go, adds SSL_CERT_DIR's files to the system CAs as the master does)."""
     prefix = RCLONE_PREFIX
     cs = cfg.checkpoint_storage
     env = [env_value("RCLONE_CONFIG", "/dev/null"), env_value("RCLONE_CACHE_DIR", f"{TMP_DIR}/rclone")]
+    env += [*proxy.env(cfg), *ca_bundle.master_env(cfg)]
     if isinstance(cs, GcsStorage):
         env += [
             env_value(prefix + "TYPE", "google cloud storage"),
@@ -367,13 +370,19 @@ def db_credentials(
     return volume, mount("db-credentials", defaults.DB_CREDENTIALS_DIR, read_only=True)
 
 
-def storage_credentials_volume(cfg: StackConfig) -> tuple[list[dict], list[dict]]:
-    """([volume], [mount]) of the checkpoint store's credentials, or nothing."""
+def storage_volumes(cfg: StackConfig) -> tuple[list[dict], list[dict]]:
+    """([volume], [mount]) the rclone containers need: the checkpoint store's credentials and
+    the master's extra CAs, where there are any."""
+    volumes, mounts = [], []
     files = storage_credentials(cfg)
-    if not files:
-        return [], []
-    volume = credentials_volume("storage-credentials", {defaults.BACKUP_SECRET: files}, GROUP_READ)
-    return [volume], [mount("storage-credentials", defaults.STORAGE_CREDENTIALS_DIR, read_only=True)]
+    if files:
+        volumes.append(credentials_volume("storage-credentials", {defaults.BACKUP_SECRET: files}, GROUP_READ))
+        mounts.append(mount("storage-credentials", defaults.STORAGE_CREDENTIALS_DIR, read_only=True))
+    extra_cas = ca_bundle.master_volume(cfg)
+    if extra_cas:
+        volumes.append(extra_cas[0])
+        mounts.append(extra_cas[1])
+    return volumes, mounts
 
 
 def pod_security(uid: int = defaults.BACKUP_UID, fs_group: bool = True) -> dict[str, Any]:
@@ -428,7 +437,7 @@ def dump_pod(cfg: StackConfig, tgt: Target, master_version: str | None = None) -
     credentials, credentials_mount = db_credentials(
         tgt.endpoint, password_secret(cfg), defaults.BACKUP_SECRET
     )
-    storage_volumes, storage_mounts = storage_credentials_volume(cfg)
+    store_volumes, storage_mounts = storage_volumes(cfg)
     data_volume = (
         {"name": "backups", "persistentVolumeClaim": {"claimName": defaults.BACKUP_CLAIM}}
         if claim
@@ -460,7 +469,7 @@ def dump_pod(cfg: StackConfig, tgt: Target, master_version: str | None = None) -
         store_env,
         [data_mount, mount("tmp", TMP_DIR), *storage_mounts],
     )
-    volumes = [data_volume, empty_dir("tmp"), credentials, *storage_volumes]
+    volumes = [data_volume, empty_dir("tmp"), credentials, *store_volumes]
     return pod_spec(cfg, tgt, [dump], [store], volumes)
 
 
@@ -528,8 +537,8 @@ def restore_job(cfg: StackConfig, tgt: Target) -> dict[str, Any]:
         volumes = [empty_dir("work")]
         mounts = [mount("work", WORK_DIR)]
         env.insert(0, env_value("DUMP", f"{WORK_DIR}/restore.dump"))
-        storage_volumes, storage_mounts = storage_credentials_volume(cfg)
-        volumes += storage_volumes
+        store_volumes, storage_mounts = storage_volumes(cfg)
+        volumes += store_volumes
         fetch_env = [
             env_value("WORK", WORK_DIR),
             env_value("SOURCE", destination(cfg, tgt)),

@@ -13,8 +13,8 @@ allow-list per kind of pod:
 - task pods there (0.35+: tasks of unbound workspaces, checkpoint GC): from each other and
   from the master on any port; everything out.
 - the workspace-binding Job: DNS and the master's port, out only.
-- backup and restore Jobs (and a migration Job run here): DNS, the database (its pods, or a
-  server's port anywhere), object storage (HTTPS and an S3/Azure endpoint's own port) with
+- backup and restore Jobs: DNS, the database (its pods, or a
+  server's port anywhere), object storage (HTTPS, an S3/Azure endpoint's and a proxy's port) with
   the credential endpoints of the pod's cloud identity; out only.
 - cert-manager's HTTP-01 solver pods (certificates issued through the Gateway): their port,
   from the Gateway's Envoy pods.
@@ -177,8 +177,9 @@ def migration_namespace(cfg: StackConfig) -> str | None:
 
 
 def runs_database_jobs(cfg: StackConfig) -> bool:
-    """Whether backup, restore or (in the Determined namespace) migration Jobs run here."""
-    return cfg.database.runs_backup_jobs or migration_namespace(cfg) == cfg.namespace
+    """Whether backup or restore Jobs run here (the migration Job runs in the chart's
+    namespace, never this one: validation refuses that)."""
+    return cfg.database.runs_backup_jobs
 
 
 def tasks_use_host_network(cfg: StackConfig) -> bool:
@@ -220,12 +221,15 @@ def master_clients(cfg: StackConfig) -> list[dict[str, Any]] | None:
 
 
 def object_storage_ports(cfg: StackConfig) -> list[int]:
-    """Ports the backup Jobs (rclone, without a proxy) reach checkpoint storage on: HTTPS and
-    an S3 endpoint's or Azure account URL's own port. None when dumps go to a claim."""
+    """Ports the backup Jobs (rclone) reach checkpoint storage on: HTTPS, an S3 endpoint's or
+    Azure account URL's own port, and the master's proxy's (which they go through too). None
+    when dumps go to a claim."""
     storage = cfg.checkpoint_storage
     if not isinstance(storage, GcsStorage | S3Storage | AzureStorage):
         return []
     urls = [getattr(storage, "endpoint_url", None), getattr(storage, "account_url", None)]
+    if cfg.master.proxy is not None:
+        urls += [cfg.master.proxy.http_proxy, cfg.master.proxy.https_proxy]
     return sorted({HTTPS_PORT} | {_port(url) for url in urls if url})
 
 
@@ -277,8 +281,7 @@ def database_policy(cfg: StackConfig) -> dict[str, Any]:
     ]
     chart_namespace = migration_namespace(cfg)
     if chart_namespace is not None:
-        here = chart_namespace == cfg.namespace
-        clients.append(component_pods(defaults.MIGRATION_COMPONENT, None if here else chart_namespace))
+        clients.append(component_pods(defaults.MIGRATION_COMPONENT, chart_namespace))
     rule = {"from": clients, "ports": [tcp(defaults.DB_PORT)]}
     return policy(DATABASE_POLICY, cfg.namespace, kube.selector(database.COMPONENT), ingress=[rule])
 

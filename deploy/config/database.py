@@ -371,3 +371,10 @@ def backup_problems(cfg: StackConfig, add: Any) -> None:
             f"only with sharedFs or directory checkpoint storage (dumps then go to a volume); with "
             f"{cs.type} they go to the checkpoint {where}",
         )
+    chart = db.from_helm_chart
+    if chart is not None and chart.namespace == cfg.namespace:
+        add(
+            "database.fromHelmChart.namespace",
+            f"the chart's namespace cannot be this stack's ({cfg.namespace!r}): its fencing would cut the "
+            "chart's database off from the check that it is stopped; give the stack another namespace",
+        )

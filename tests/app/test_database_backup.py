@@ -315,6 +315,29 @@ def test_s3_uses_the_sdk_chain_or_the_configured_keys_from_the_secret():
     assert data == {database_backup.S3_ACCESS_KEY: S3_KEY_ID, database_backup.S3_SECRET_KEY: S3_SECRET}
 
 
+def test_the_store_is_reached_through_the_masters_proxy_and_with_its_extra_cas():
+    from deploy.app import network_policies
+
+    proxy = {"httpsProxy": "http://proxy.corp:3128", "noProxy": ".corp"}
+    cfg = make_config(
+        checkpointStorage=STORAGES["s3-keys"],
+        database={"mode": "inCluster", "restore": {"backup": DUMP}},
+        master={"proxy": proxy, "caBundle": CA},
+    )
+    jobs = [database_backup.backup_cronjob(cfg, target(cfg)), database_backup.restore_job(cfg, target(cfg))]
+    for job, name in zip(jobs, ("store", "fetch"), strict=True):
+        rclone = containers(job)[name]
+        assert value(rclone, "HTTPS_PROXY") == value(rclone, "https_proxy") == "http://proxy.corp:3128"
+        assert ".svc" in value(rclone, "NO_PROXY")
+        # The extra CAs beside the system ones, from the volume the master mounts them from.
+        directories = value(rclone, "SSL_CERT_DIR").split(":")
+        (ca_mount,) = [m for m in rclone["volumeMounts"] if m["mountPath"] in directories[1:]]
+        volumes = {v["name"]: v for v in pod(job)["volumes"]}
+        assert volumes[ca_mount["name"]]["configMap"]["name"] == defaults.CA_BUNDLE_CONFIG_MAP
+    # The backup Jobs may reach the proxy (and the store's own port).
+    assert {3128, 9000, 443} <= set(network_policies.object_storage_ports(cfg))
+
+
 def test_an_eks_bucket_is_reached_in_the_clusters_region():
     cfg = make_config(**{**EKS, "checkpointStorage": {"type": "s3", "bucket": "eks-bucket"}})
     store = containers(database_backup.backup_cronjob(cfg, target(cfg)))["store"]

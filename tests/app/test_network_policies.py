@@ -142,9 +142,6 @@ def test_the_helm_chart_migration_job_reaches_the_database_from_the_charts_names
     cfg = make_config(database={"mode": "inCluster", "fromHelmChart": {"namespace": "det-old"}})
     assert np.migration_namespace(cfg) == "det-old"
     assert only_rule(np.database_policy(cfg))["from"][-1] == component("database-migration", "det-old")
-    # Run in the Determined namespace, it is fenced like the backup Jobs there.
-    cfg = make_config(database={"mode": "inCluster", "fromHelmChart": {"namespace": MASTER_NS}})
-    assert only_rule(np.database_policy(cfg))["from"][-1] == component("database-migration")
 
 
 def test_without_a_migration_there_is_no_migration_peer():
