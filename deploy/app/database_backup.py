@@ -448,7 +448,7 @@ def dump_pod(cfg: StackConfig, tgt: Target, master_version: str | None = None) -
     dump = container(
         "dump",
         client_image(cfg),
-        sh("db_dump.sh"),
+        sh("db_connect.sh", "db_dump.sh"),
         [*common, *database_env(tgt.endpoint)],
         [data_mount, mount("tmp", TMP_DIR), credentials_mount],
     )
@@ -557,7 +557,7 @@ def restore_job(cfg: StackConfig, tgt: Target) -> dict[str, Any]:
     main = container(
         "restore",
         client_image(cfg),
-        sh("db_restore.sh"),
+        sh("db_connect.sh", "db_restore.sh"),
         env,
         [*mounts, mount("tmp", TMP_DIR), credentials_mount],
     )

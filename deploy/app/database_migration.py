@@ -105,7 +105,7 @@ def migration_job(cfg: StackConfig, tgt: Target) -> dict[str, Any]:
     restore = container(
         "restore",
         database_backup.client_image(cfg),
-        sh("db_restore.sh"),
+        sh("db_connect.sh", "db_restore.sh"),
         restore_env,
         [*work, credentials_mount],
         uid=defaults.MIGRATION_UID,

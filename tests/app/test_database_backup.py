@@ -540,9 +540,16 @@ def test_the_migration_job_copies_the_charts_volume_read_only_and_fills_an_empty
 
 
 def test_the_scripts_read_credentials_where_the_pods_mount_them():
-    for name in ("db_dump.sh", "db_restore.sh"):
-        path = f"${{DB_CREDENTIALS_DIR:-{defaults.DB_CREDENTIALS_DIR}}}/{database_backup.PASSWORD_FILE}"
-        assert path in database_backup.script(name)
+    path = f"${{DB_CREDENTIALS_DIR:-{defaults.DB_CREDENTIALS_DIR}}}/{database_backup.PASSWORD_FILE}"
+    assert path in database_backup.script("db_connect.sh")
+    # ... which every container running the client scripts runs first.
+    cfg = config("gcs", restore={"backup": DUMP})
+    tgt = target(cfg)
+    for job, name in (
+        (database_backup.backup_cronjob(cfg, tgt), "dump"),
+        (database_backup.restore_job(cfg, tgt), "restore"),
+    ):
+        assert containers(job)[name]["command"] == database_backup.sh("db_connect.sh", f"db_{name}.sh")
     storage = f"${{STORAGE_CREDENTIALS_DIR:-{defaults.STORAGE_CREDENTIALS_DIR}}}"
     assert f'for file in "{storage}"/*; do' in database_backup.script("db_rclone_env.sh")
     # Dumps run as a user of their own, high enough to be no node user's.

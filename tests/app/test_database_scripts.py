@@ -101,10 +101,15 @@ class Sandbox:
     def script(
         self, name: str, env: dict[str, str], check=True, shell=("sh",)
     ) -> subprocess.CompletedProcess:
+        """Run a script as its container does (the client scripts after db_connect.sh)."""
         path = self.path(name)
-        path.write_text(database_backup.script(name))
+        names = ["db_connect.sh", name] if name in CLIENT_SCRIPTS else [name]
+        path.write_text("".join(database_backup.script(n) for n in names))
         return self.run([*shell, str(path)], env, check=check)
 
+
+# Scripts the containers run after db_connect.sh (the password, then waiting for the server).
+CLIENT_SCRIPTS = ("db_dump.sh", "db_restore.sh")
 
 SCHEMA = """
 CREATE TABLE gopg_migrations (id serial PRIMARY KEY, version bigint, created_at timestamptz);

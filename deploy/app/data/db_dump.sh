@@ -1,25 +1,12 @@
 # Dumps the database into $WORK/$POD_NAME in pg_dump's custom format, with the UTC time it
 # started in `stamp`: the next container stores it. A database without Determined's tables
 # (a new install) is not dumped; `empty` says so. PG* variables say where, PGPASSWORD from
-# a Secret's file. POSIX sh (the postgres image's dash).
+# a Secret's file, read by db_connect.sh, which runs first. POSIX sh (the postgres image's dash).
 set -eu
 umask 077
-# The password from its Secret's file: in this shell's environment only, never the pod's.
-PGPASSWORD=$(cat "${DB_CREDENTIALS_DIR:-/etc/determined-db-credentials}/postgres-password")
-export PGPASSWORD
 work="$WORK/${POD_NAME:?}"
 rm -rf "$work"
 mkdir -p "$work"
-
-tries=0
-until pg_isready --quiet; do
-  tries=$((tries + 1))
-  if [ "$tries" -ge 60 ]; then
-    echo "the database at $PGHOST:$PGPORT does not answer" >&2
-    exit 1
-  fi
-  sleep 5
-done
 
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 tables=$(psql --no-psqlrc --tuples-only --no-align --set=ON_ERROR_STOP=1 --command="SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = 'public' AND tablename IN ('gopg_migrations', 'schema_migrations')")

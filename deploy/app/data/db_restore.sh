@@ -1,4 +1,4 @@
-# Loads the dump $DUMP into the database (PG* variables; the password from a Secret's file), in one
+# Loads the dump $DUMP into the database (PG* variables; db_connect.sh, run first, reads the password), in one
 # transaction: either the whole dump is in, or nothing changed. $MODE replace: first drops
 # every table, view, sequence, function and type of schema public (the dump's objects and any
 # a newer master added). $MODE into-empty: refuses a database that holds any table. Both wait
@@ -6,20 +6,7 @@
 set -eu
 umask 077
 tmp="${TMPDIR:-/tmp}"
-# The password from its Secret's file: in this shell's environment only, never the pod's.
-PGPASSWORD=$(cat "${DB_CREDENTIALS_DIR:-/etc/determined-db-credentials}/postgres-password")
-export PGPASSWORD
 [ -f "$DUMP" ] || { echo "no dump at $DUMP" >&2; exit 1; }
-
-tries=0
-until pg_isready --quiet; do
-  tries=$((tries + 1))
-  if [ "$tries" -ge 60 ]; then
-    echo "the database at $PGHOST:$PGPORT does not answer" >&2
-    exit 1
-  fi
-  sleep 5
-done
 
 query() {
   psql --no-psqlrc --tuples-only --no-align --set=ON_ERROR_STOP=1 --command="$1"
