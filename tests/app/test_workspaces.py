@@ -599,12 +599,17 @@ def test_script_hash_is_the_jobs_hash(script):
     assert script.mapping_hash(entries) == workspaces.mapping_hash(entries)
 
 
-def test_script_runs_as_the_job_runs_it(fake_master):
-    """As a process, the Job's way (python3 -I -B <script>), settings from the environment."""
-    python, *flags, _ = container_of(job_for(config()))["command"]
-    assert python == "python3"
+def run_as_job(env: dict[str, str]) -> subprocess.CompletedProcess:
+    """The script as a process, the Job's way (python3 -I -B <script>), settings from `env`."""
+    _, *flags, _ = container_of(job_for(config()))["command"]
     command = [sys.executable, *flags, str(workspaces.SCRIPT_FILE)]
-    done = subprocess.run(command, env=env_for(fake_master), capture_output=True, text=True, timeout=60)
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_script_runs_as_the_job_runs_it(fake_master):
+    python, *_ = container_of(job_for(config()))["command"]
+    assert python == "python3"
+    done = run_as_job(env_for(fake_master))
     assert (done.returncode, done.stderr) == (0, "")
     assert PASSWORD not in done.stdout and TOKEN not in done.stdout
     assert done.stdout.splitlines()[-1] == "done"
@@ -681,13 +686,7 @@ def test_script_trusts_the_masters_certificate_by_its_host_name(tls_master):
         "DET_MASTER_CERT_FILE": cert,
         "DET_MASTER_CERT_NAME": "det.example.com",
     }
-    done = subprocess.run(
-        [sys.executable, "-I", "-B", str(workspaces.SCRIPT_FILE)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run_as_job(env)
     assert (done.returncode, done.stderr) == (0, ""), done.stdout
     assert done.stdout.splitlines()[-1] == "done"
 
@@ -696,12 +695,6 @@ def test_script_refuses_a_certificate_for_another_name(tls_master):
     fake, url, cert = tls_master
     env = {**env_for(fake), "DET_MASTER": url, "DET_MASTER_CERT_FILE": cert, "DET_MASTER_CERT_NAME": "other.example.com",
            "DET_TIMEOUT_SECONDS": "2", "DET_RETRIES": "1"}  # fmt: skip
-    done = subprocess.run(
-        [sys.executable, "-I", "-B", str(workspaces.SCRIPT_FILE)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run_as_job(env)
     assert done.returncode != 0
     assert PASSWORD not in done.stdout + done.stderr
