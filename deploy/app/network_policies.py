@@ -176,12 +176,6 @@ def migration_namespace(cfg: StackConfig) -> str | None:
     return None if source is None else source.namespace
 
 
-def runs_database_jobs(cfg: StackConfig) -> bool:
-    """Whether backup or restore Jobs run here (the migration Job runs in the chart's
-    namespace, never this one: validation refuses that)."""
-    return cfg.database.runs_backup_jobs
-
-
 def tasks_use_host_network(cfg: StackConfig) -> bool:
     """Whether task pods run on their node's network (networkMode host; pod specs cannot ask
     for it): they then reach the master from node addresses, which no selector names."""
@@ -296,8 +290,8 @@ def database_rule(cfg: StackConfig) -> dict[str, Any]:
 
 
 def database_clients_policy(cfg: StackConfig) -> dict[str, Any]:
-    """Backup and restore Jobs (and the migration Job, run here): DNS, the database, object
-    storage with the credential endpoints of the pod's cloud identity; nothing in."""
+    """Backup and restore Jobs: DNS, the database, object storage with the credential
+    endpoints of the pod's cloud identity; nothing in."""
     egress = [dns_rule(), database_rule(cfg)]
     ports = object_storage_ports(cfg)
     if ports:
@@ -344,7 +338,8 @@ def objects(cfg: StackConfig) -> list[dict[str, Any]]:
     found = [default_deny(cfg), master_policy(cfg)]
     if isinstance(cfg.database, InClusterDatabase):
         found.append(database_policy(cfg))
-    if runs_database_jobs(cfg):
+    # Backup and restore Jobs (the migration Job runs in the chart's namespace, never here).
+    if cfg.database.runs_backup_jobs:
         found.append(database_clients_policy(cfg))
     if workspaces.needed(cfg):
         found.append(bind_workspaces_policy(cfg))
