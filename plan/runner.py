@@ -28,7 +28,7 @@ from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime import stack as pulumi_stack
 
 from deploy import config as stack_config
-from plan import output, policy_check
+from plan import cloud_check, output, policy_check
 from plan.errors import PlanFailure
 from plan.mocks import PlanMocks, Recorder, RecordingMonitor, Registration
 from plan.redaction import redact
@@ -233,6 +233,8 @@ def run(prepared: Prepared, stack: str, policies=None, preview: bool = False) ->
         )
         if _is_kubernetes_object(reg):
             result.manifests.append(_manifest(inputs))
+    # What the clouds' APIs would refuse is a bug here (validation should have refused it).
+    cloud_check.check(result.resources)
     result.master_yaml = recorder.master_yaml
     if result.master_yaml is not None:
         result.warnings += check_master_yaml(result.master_yaml, prepared.cfg.master.version, result.secrets)

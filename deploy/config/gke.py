@@ -158,8 +158,6 @@ def _database_problems(cfg: GkeStack, add: Add) -> None:
 
 
 def gke_problems(cfg: GkeStack, add: Add) -> None:
-    if not cfg.cluster.name[0].isalpha():
-        add("cluster.name", "must start with a letter on GKE (cluster and service account names do)")
     _zone_problems(cfg, add)
     _database_problems(cfg, add)
     operator = cfg.gpu_operator.enabled

@@ -24,6 +24,7 @@ from deploy.config.checkpoint_storage import (
     GcsStorage,
     S3Storage,
 )
+from deploy.config.cloud_names import name_problems
 from deploy.config.cluster import ClusterConfig, EksCluster, ExistingCluster, GkeCluster
 from deploy.config.database import DatabaseConfig, ExternalDatabase, ManagedDatabase, backup_problems
 from deploy.config.eks import eks_problems
@@ -828,6 +829,7 @@ _RULES: list[tuple[Callable[[StackConfig, Add], None], set[str]]] = [
     (_slots_if_pools_resolve, {"slots", "nodePools", "resourcePools"}),
     (_not_supported_yet, {"cloud", "database", "tls", "gpuOperator"}),
     (_cloud_rules, {"cloud", "environment", "cluster", "nodePools", "gpuOperator"}),
+    (name_problems, {"cloud", "cluster", "nodePools"}),
     (_queue_problems, {"scheduler", "kueue", "nodePools", "resourcePools", "slots"}),
     (_gateway_problems, {"tls"}),
     (backup_problems, {"environment", "database", "checkpointStorage"}),

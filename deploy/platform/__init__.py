@@ -12,7 +12,21 @@ from typing import Protocol
 import pulumi
 import pulumi_kubernetes as k8s
 
+from deploy import names
 from deploy.config import EksStack, ExistingStack, GkeStack, StackConfig
+
+
+def namer(cfg: GkeStack | EksStack) -> names.Namer:
+    """The cloud names of this stack's resources (deploy.names)."""
+    return names.Namer(pulumi.get_stack(), cfg.cluster.region, cfg.cluster.name)
+
+
+def name_kept(opts: pulumi.ResourceOptions, resource: str, prop: str) -> pulumi.ResourceOptions:
+    """`opts` with the resource's name fixed at creation where its derivation changed
+    (names.kept_at_creation): existing stacks keep their names, nothing is replaced."""
+    return pulumi.ResourceOptions.merge(
+        opts, pulumi.ResourceOptions(ignore_changes=names.kept_at_creation(resource, prop))
+    )
 
 
 @dataclass(frozen=True)

@@ -132,7 +132,8 @@ BAD_CASES = [
         with_gpu_pool(
             machineType="a2-highgpu-1g", gpu={"type": "nvidia-tesla-a100", "count": 1, "partitionSize": "8"}
         ),
-        "determined:nodePools[1].gpu.partitionSize: must be a MIG profile such as 1g.10gb",
+        "determined:nodePools[1].gpu.partitionSize: '8' is not a MIG partition size of nvidia-tesla-a100; "
+        "it offers 1g.5gb, 2g.10gb, 3g.20gb, 4g.20gb, 7g.40gb",
     ),
     (
         "sharing needs both keys",
@@ -268,7 +269,7 @@ BAD_CASES = [
     (
         "cluster name starts with a letter",
         gke(cluster={**GKE["cluster"], "name": "1det"}),
-        "determined:cluster.name: must start with a letter on GKE",
+        "determined:cluster.name: '1det' is not a GKE cluster name: lower-case letters, digits and '-', starting with a letter",
     ),
     (
         "managed database needs a tier",

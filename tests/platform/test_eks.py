@@ -154,15 +154,16 @@ def test_the_cluster_logs_encrypts_secrets_and_fences_its_endpoint():
 
 def test_least_privilege_roles_cni_and_ebs_policies_are_not_on_the_node_role():
     result = planned("eks-dev")
+    role = {r["inputs"]["name"]: r["name"] for r in of_type(result, "iam/role:Role")}
     attached = {}
     for attachment in of_type(result, "iam/rolePolicyAttachment:RolePolicyAttachment"):
-        attached.setdefault(attachment["inputs"]["role"], set()).add(
+        attached.setdefault(role[attachment["inputs"]["role"]], set()).add(
             attachment["inputs"]["policyArn"].rsplit("/", 1)[-1]
         )
-    assert attached["det-dev-nodes"] == {"AmazonEKSWorkerNodePolicy", "AmazonEC2ContainerRegistryPullOnly"}
-    assert attached["det-dev-cluster"] == {"AmazonEKSClusterPolicy"}
-    assert attached["det-dev-vpc-cni"] == {"AmazonEKS_CNI_Policy"}
-    assert attached["det-dev-ebs-csi"] == {"AmazonEBSCSIDriverPolicy"}
+    assert attached["nodes"] == {"AmazonEKSWorkerNodePolicy", "AmazonEC2ContainerRegistryPullOnly"}
+    assert attached["cluster"] == {"AmazonEKSClusterPolicy"}
+    assert attached["vpc-cni"] == {"AmazonEKS_CNI_Policy"}
+    assert attached["ebs-csi"] == {"AmazonEBSCSIDriverPolicy"}
     addons = {a["inputs"]["addonName"]: a["inputs"] for a in of_type(result, "eks/addon:Addon")}
     assert set(addons) == {"vpc-cni", "kube-proxy", "eks-pod-identity-agent", "coredns", "aws-ebs-csi-driver"}
     assert addons["vpc-cni"]["podIdentityAssociations"][0]["serviceAccount"] == "aws-node"
@@ -419,16 +420,20 @@ def test_the_deploying_identity_listed_as_admin_gets_one_access_entry():
 
 def test_users_of_a_role_wait_for_its_permissions():
     result = planned("eks-prod")
+    roles = of_type(result, "iam/role:Role")
+    logical = {r["inputs"]["name"]: r["name"] for r in roles}
     grants = {}
     for kind in ("iam/rolePolicyAttachment:RolePolicyAttachment", "iam/rolePolicy:RolePolicy"):
         for grant in of_type(result, kind):
-            grants.setdefault(grant["inputs"]["role"], set()).add(grant["urn"])
-    by_role = {r["inputs"]["name"]: r for r in of_type(result, "iam/role:Role")}
+            grants.setdefault(logical.get(grant["inputs"]["role"], grant["inputs"]["role"]), set()).add(
+                grant["urn"]
+            )
+    by_role = {r["name"]: r for r in roles}
     cluster = resource(result, "eks/cluster:Cluster", "cluster")
-    cluster_role = by_role["det-prod-cluster"]
-    assert {g for g in grants["det-prod-cluster"]} <= set(cluster["dependsOn"]) | {cluster_role["urn"]}
+    cluster_role = by_role["cluster"]
+    assert {g for g in grants["cluster"]} <= set(cluster["dependsOn"]) | {cluster_role["urn"]}
     for node_group in of_type(result, "eks/nodeGroup:NodeGroup"):
-        assert grants["det-prod-nodes"] <= set(node_group["dependsOn"]), node_group["name"]
+        assert grants["nodes"] <= set(node_group["dependsOn"]), node_group["name"]
         assert node_group["options"]["deleteBeforeReplace"] is True
 
 

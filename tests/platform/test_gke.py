@@ -3,9 +3,11 @@ Determined objects make of it (service accounts, bucket, database)."""
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import yaml
-from conftest import ROOT, pulumi_config
+from conftest import GKE, ROOT, make_config, pulumi_config
 from planning import by_kind, of_type, one, plan_for, planned, resource
 
 from deploy.config import ConfigError
@@ -299,8 +301,12 @@ def test_derived_bucket_names_are_valid_gcs_names(project, stack):
 
 
 def test_service_account_ids_fit_googles_limit():
-    assert node_pools.account_id("d" * 40, "storage") == "d" * 22 + "-storage"
-    assert len(node_pools.account_id("d" * 40, "nodes")) <= 30
+    cfg = make_config(
+        **copy.deepcopy(GKE) | {"cluster": {"name": "d" * 40, "region": "us-central1", "project": "p"}}
+    )
+    for purpose in ("storage", "nodes"):
+        account = node_pools.account_id(cfg, purpose)
+        assert len(account) <= 30 and f"-{purpose}-" in account
 
 
 # --- Cloud SQL ----------------------------------------------------------------------------
@@ -500,7 +506,8 @@ def test_prod_cluster_and_database_are_protected_and_the_database_disk_may_grow(
     assert resource(prod, "container/cluster:Cluster", "cluster")["options"].get("protect") is True
     instance = resource(prod, "sql/databaseInstance:DatabaseInstance", "database")
     assert instance["options"].get("protect") is True
-    assert instance["options"]["ignoreChanges"] == ["settings.diskSize"]
+    # The disk grows by itself; the instance keeps the name it was created with (deploy.names).
+    assert instance["options"]["ignoreChanges"] == ["settings.diskSize", "name"]
     dev = planned("gke-dev")
     assert not resource(dev, "container/cluster:Cluster", "cluster")["options"].get("protect")
 

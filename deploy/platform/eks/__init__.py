@@ -54,7 +54,7 @@ class EksPlatform(pulumi.ComponentResource):
         key = aws.kms.Key("secrets", opts=child, **eks_cluster.kms_key_args(cfg))
         cluster_role = iam.role(
             "cluster",
-            iam.role_name(name_of, "cluster"),
+            iam.role_name(cfg, "cluster"),
             iam.trust("eks.amazonaws.com", ("sts:AssumeRole", "sts:TagSession")),
             iam.CLUSTER_POLICIES,
             child,
@@ -96,15 +96,15 @@ class EksPlatform(pulumi.ComponentResource):
             )
 
         node_role = iam.role(
-            "nodes", iam.role_name(name_of, "nodes"), iam.trust("ec2.amazonaws.com"), iam.NODE_POLICIES, child
+            "nodes", iam.role_name(cfg, "nodes"), iam.trust("ec2.amazonaws.com"), iam.NODE_POLICIES, child
         )
         # Add-ons the nodes need to join and get addresses: before the node groups.
         pod_identity = iam.POD_IDENTITY_TRUST
         cni_role = iam.role(
-            "vpc-cni", iam.role_name(name_of, "vpc-cni"), pod_identity, iam.CNI_POLICIES, child
+            "vpc-cni", iam.role_name(cfg, "vpc-cni"), pod_identity, iam.CNI_POLICIES, child
         )
         ebs_role = iam.role(
-            "ebs-csi", iam.role_name(name_of, "ebs-csi"), pod_identity, iam.EBS_CSI_POLICIES, child
+            "ebs-csi", iam.role_name(cfg, "ebs-csi"), pod_identity, iam.EBS_CSI_POLICIES, child
         )
         addon_roles = {
             "vpc-cni": (cni_role, "aws-node"),
@@ -163,7 +163,7 @@ class EksPlatform(pulumi.ComponentResource):
 
         autoscaler_role = iam.role(
             "cluster-autoscaler",
-            iam.role_name(name_of, "cluster-autoscaler"),
+            iam.role_name(cfg, "cluster-autoscaler"),
             pod_identity,
             (),
             child,
@@ -269,7 +269,7 @@ class EksPlatform(pulumi.ComponentResource):
         arn = f"arn:aws:s3:::{name}"
         role = iam.role(
             "storage",
-            iam.role_name(cfg.cluster.name, "checkpoints"),
+            iam.role_name(cfg, "checkpoints"),
             iam.POD_IDENTITY_TRUST,
             (),
             child,
@@ -346,14 +346,14 @@ class EksPlatform(pulumi.ComponentResource):
         # What a kept instance uses is kept with it (AWS refuses to delete it while in use).
         subnets = aws.rds.SubnetGroup(
             "database",
-            name=f"{name}-db",
+            name=database.subnet_group_name(cfg),
             subnet_ids=net.private_subnet_ids,
             tags=dict(cfg.cluster.tags),
             opts=data,
         )
         group = aws.ec2.SecurityGroup(
             "database",
-            name=f"{name}-db",
+            name=database.security_group_name(cfg),
             description=f"PostgreSQL of {name}: from the cluster only",
             vpc_id=net.vpc_id,
             tags=dict(cfg.cluster.tags),

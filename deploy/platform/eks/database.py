@@ -14,16 +14,27 @@ import pulumi
 
 from deploy import defaults
 from deploy.config import EksStack, ManagedDatabase
+from deploy.platform import namer
 
 ENGINE_VERSION = "17"  # PostgreSQL 17: supported by RDS until 2030
 PARAMETER_FAMILY = "postgres17"
 BACKUP_DAYS = {"dev": 7, "prod": 30}
 STORAGE_GROWTH = 4
 
+INSTANCE = "aws:rds/instance:Instance"
+
+
+def subnet_group_name(cfg: EksStack) -> str:
+    return namer(cfg).name("aws:rds/subnetGroup:SubnetGroup", "name", "db")
+
+
+def security_group_name(cfg: EksStack) -> str:
+    return namer(cfg).name("aws:ec2/securityGroup:SecurityGroup", "name", "db")
+
 
 def parameter_group_args(cfg: EksStack) -> dict[str, Any]:
     return {
-        "name": f"{cfg.cluster.name}-db",
+        "name": namer(cfg).name("aws:rds/parameterGroup:ParameterGroup", "name", "db"),
         "family": PARAMETER_FAMILY,
         "description": f"Determined database of {cfg.cluster.name}: TLS required",
         "parameters": [{"name": "rds.force_ssl", "value": "1"}],
@@ -42,7 +53,7 @@ def instance_args(
     prod = cfg.environment == "prod"
     high_availability = prod if db.high_availability is None else db.high_availability
     args: dict[str, Any] = {
-        "identifier": f"{cfg.cluster.name}-db",
+        "identifier": namer(cfg).name(INSTANCE, "identifier", "db"),
         "engine": "postgres",
         "engine_version": ENGINE_VERSION,
         "instance_class": db.tier,
@@ -68,7 +79,7 @@ def instance_args(
     }
     if prod:
         args["skip_final_snapshot"] = False
-        args["final_snapshot_identifier"] = f"{cfg.cluster.name}-db-final"
+        args["final_snapshot_identifier"] = namer(cfg).name(INSTANCE, "finalSnapshotIdentifier", "db-final")
     else:
         args["skip_final_snapshot"] = True
     return args

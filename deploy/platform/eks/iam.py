@@ -14,6 +14,9 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from deploy.config import EksStack
+from deploy.platform import name_kept, namer
+
 AWS_POLICY = "arn:aws:iam::aws:policy/"
 CLUSTER_POLICIES = ("AmazonEKSClusterPolicy",)
 # The VPC CNI's AmazonEKS_CNI_Policy is on the CNI's own role, not here.
@@ -61,7 +64,9 @@ def role(
 ) -> Role:
     """A role with AWS managed policies attached (by name) and an optional inline policy
     (which may hold outputs, such as the ARN of a resource created beside it)."""
-    created = aws.iam.Role(name, name=role_name, assume_role_policy=json.dumps(assume), opts=opts)
+    created = aws.iam.Role(
+        name, name=role_name, assume_role_policy=json.dumps(assume), opts=name_kept(opts, ROLE, "name")
+    )
     child = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[created]))
     grants: list[pulumi.Resource] = [
         aws.iam.RolePolicyAttachment(
@@ -93,6 +98,9 @@ def secrets_key_policy(key_arn: pulumi.Input[str]) -> dict[str, Any]:
     }
 
 
-def role_name(cluster: str, purpose: str) -> str:
-    """IAM role names take 64 characters; cluster names 40."""
-    return f"{cluster}-{purpose}"[:64]
+ROLE = "aws:iam/role:Role"
+
+
+def role_name(cfg: EksStack, purpose: str) -> str:
+    """A role name for `purpose`, unique in the account across regions (deploy.names)."""
+    return namer(cfg).name(ROLE, "name", purpose)

@@ -22,6 +22,7 @@ from deploy.platform import (
     created_cluster,
     data_exports,
     database_volume,
+    name_kept,
 )
 from deploy.platform.gke import cluster as gke_cluster
 from deploy.platform.gke import database, network, node_pools, storage
@@ -49,7 +50,11 @@ class GkePlatform(pulumi.ComponentResource):
         managed_db = isinstance(cfg.database, ManagedDatabase)
 
         net = network.network(cfg, project, needs_sql=managed_db, keep_sql=keep, opts=child)
-        node_account = gcp.serviceaccount.Account("nodes", opts=child, **node_pools.node_account_args(cfg))
+        node_account = gcp.serviceaccount.Account(
+            "nodes",
+            opts=name_kept(child, node_pools.ACCOUNT, "accountId"),
+            **node_pools.node_account_args(cfg),
+        )
         self.cluster = gcp.container.Cluster(
             "cluster",
             opts=pulumi.ResourceOptions.merge(
@@ -145,7 +150,11 @@ class GkePlatform(pulumi.ComponentResource):
                 opts=checkpoints.bucket_options(cfg, data),
                 **storage.bucket_args(cfg, self.bucket),
             ).name
-        account = gcp.serviceaccount.Account("storage", opts=child, **storage.storage_account_args(cfg))
+        account = gcp.serviceaccount.Account(
+            "storage",
+            opts=name_kept(child, node_pools.ACCOUNT, "accountId"),
+            **storage.storage_account_args(cfg),
+        )
         gcp.storage.BucketIAMMember(
             "storage-objects", bucket=name, role=storage.STORAGE_ROLE, member=account.member, opts=child
         )
@@ -170,14 +179,18 @@ class GkePlatform(pulumi.ComponentResource):
     ) -> None:
         instance = gcp.sql.DatabaseInstance(
             "database",
-            opts=pulumi.ResourceOptions.merge(
-                data,
-                pulumi.ResourceOptions(
-                    depends_on=net.sql_ready,
-                    protect=cfg.environment == "prod",
-                    # The disk grows by itself; the configured size is where it starts.
-                    ignore_changes=["settings.diskSize"],
+            opts=name_kept(
+                pulumi.ResourceOptions.merge(
+                    data,
+                    pulumi.ResourceOptions(
+                        depends_on=net.sql_ready,
+                        protect=cfg.environment == "prod",
+                        # The disk grows by itself; the configured size is where it starts.
+                        ignore_changes=["settings.diskSize"],
+                    ),
                 ),
+                database.INSTANCE,
+                "name",
             ),
             **database.instance_args(cfg, net.network),
         )

@@ -14,11 +14,14 @@ import pulumi
 
 from deploy import defaults
 from deploy.config import GkeStack, ManagedDatabase
+from deploy.platform import namer
 
 DATABASE_VERSION = "POSTGRES_17"  # supported by Cloud SQL until 2029
 BACKUP_START = "03:00"  # UTC
 RETAINED_BACKUPS = {"dev": 7, "prod": 30}
 LOG_RETENTION_DAYS = 7  # point-in-time recovery window (prod)
+
+INSTANCE = "gcp:sql/databaseInstance:DatabaseInstance"
 
 
 def instance_args(cfg: GkeStack, network: pulumi.Input[str]) -> dict[str, Any]:
@@ -27,7 +30,7 @@ def instance_args(cfg: GkeStack, network: pulumi.Input[str]) -> dict[str, Any]:
     prod = cfg.environment == "prod"
     high_availability = prod if db.high_availability is None else db.high_availability
     return {
-        "name": f"{cfg.cluster.name}-db",
+        "name": namer(cfg).name(INSTANCE, "name", "db"),
         "region": cfg.cluster.region,
         "database_version": DATABASE_VERSION,
         # The provider defaults it to true: a dev stack could never be destroyed.

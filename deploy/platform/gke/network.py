@@ -13,6 +13,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from deploy.config import GkeStack
+from deploy.platform import name_kept, namer
 
 PODS_RANGE = "pods"
 SERVICES_RANGE = "services"
@@ -34,7 +35,7 @@ class Network:
 
 def network_args(cfg: GkeStack) -> dict[str, Any]:
     return {
-        "name": f"{cfg.cluster.name}-net",
+        "name": namer(cfg).name("gcp:compute/network:Network", "name", "net"),
         "auto_create_subnetworks": False,
         "routing_mode": "REGIONAL",
         "description": f"Determined cluster {cfg.cluster.name}",
@@ -44,7 +45,7 @@ def network_args(cfg: GkeStack) -> dict[str, Any]:
 def subnetwork_args(cfg: GkeStack, network: pulumi.Input[str]) -> dict[str, Any]:
     net = cfg.cluster.network
     return {
-        "name": f"{cfg.cluster.name}-nodes",
+        "name": namer(cfg).name("gcp:compute/subnetwork:Subnetwork", "name", "nodes"),
         "network": network,
         "region": cfg.cluster.region,
         "ip_cidr_range": net.nodes_cidr,
@@ -58,7 +59,11 @@ def subnetwork_args(cfg: GkeStack, network: pulumi.Input[str]) -> dict[str, Any]
 
 
 def router_args(cfg: GkeStack, network: pulumi.Input[str]) -> dict[str, Any]:
-    return {"name": f"{cfg.cluster.name}-router", "network": network, "region": cfg.cluster.region}
+    return {
+        "name": namer(cfg).name("gcp:compute/router:Router", "name", "router"),
+        "network": network,
+        "region": cfg.cluster.region,
+    }
 
 
 def nat_args(cfg: GkeStack, router: pulumi.Input[str]) -> dict[str, Any]:
@@ -75,7 +80,7 @@ def nat_args(cfg: GkeStack, router: pulumi.Input[str]) -> dict[str, Any]:
 
 def sql_range_args(cfg: GkeStack, network: pulumi.Input[str]) -> dict[str, Any]:
     return {
-        "name": f"{cfg.cluster.name}-sql",
+        "name": namer(cfg).name("gcp:compute/globalAddress:GlobalAddress", "name", "sql"),
         "network": network,
         "purpose": "VPC_PEERING",
         "address_type": "INTERNAL",
@@ -119,14 +124,20 @@ def network(
         network_path, subnetwork_path = existing_paths(cfg, project)
         return Network(network_path, subnetwork_path, net.pods_range, net.services_range, sql_ready=[])
     kept = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(retain_on_delete=needs_sql and keep_sql))
-    vpc = gcp.compute.Network("network", opts=kept, **network_args(cfg))
+    vpc = gcp.compute.Network(
+        "network", opts=name_kept(kept, "gcp:compute/network:Network", "name"), **network_args(cfg)
+    )
     subnet = gcp.compute.Subnetwork("nodes", opts=opts, **subnetwork_args(cfg, vpc.id))
     if cfg.cluster.private_nodes:
         router = gcp.compute.Router("router", opts=opts, **router_args(cfg, vpc.id))
         gcp.compute.RouterNat("nat", opts=opts, **nat_args(cfg, router.name))
     sql_ready: list[pulumi.Resource] = []
     if needs_sql:
-        reserved = gcp.compute.GlobalAddress("sql-range", opts=kept, **sql_range_args(cfg, vpc.id))
+        reserved = gcp.compute.GlobalAddress(
+            "sql-range",
+            opts=name_kept(kept, "gcp:compute/globalAddress:GlobalAddress", "name"),
+            **sql_range_args(cfg, vpc.id),
+        )
         sql_ready.append(
             gcp.servicenetworking.Connection(
                 "sql-peering", opts=opts, **peering_args(vpc.id, reserved.name, keep_sql)

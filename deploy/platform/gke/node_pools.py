@@ -14,6 +14,7 @@ from typing import Any
 
 from deploy.config import GkeStack, gke_machines
 from deploy.config.node_pools import GkeNodePool
+from deploy.platform import namer
 
 NODE_ROLES = ("roles/container.defaultNodeServiceAccount", "roles/artifactregistry.reader")
 
@@ -32,15 +33,17 @@ NODE_SCOPES = (
 NO_GKE_DEVICE_PLUGIN = "gke-no-default-nvidia-gpu-device-plugin"
 
 
-def account_id(cluster: str, purpose: str) -> str:
-    """A service account ID (6 to 30 characters) for `purpose` in this cluster."""
-    prefix = cluster[: 30 - len(purpose) - 1].rstrip("-")
-    return f"{prefix}-{purpose}"
+ACCOUNT = "gcp:serviceaccount/account:Account"
+
+
+def account_id(cfg: GkeStack, purpose: str) -> str:
+    """A service account ID for `purpose`, unique in the project (deploy.names)."""
+    return namer(cfg).name(ACCOUNT, "accountId", purpose)
 
 
 def node_account_args(cfg: GkeStack) -> dict[str, Any]:
     return {
-        "account_id": account_id(cfg.cluster.name, "nodes"),
+        "account_id": account_id(cfg, "nodes"),
         "display_name": f"GKE nodes of {cfg.cluster.name}",
     }
 

@@ -51,7 +51,7 @@ def bucket_args(cfg: GkeStack, name: str) -> dict[str, Any]:
 
 def storage_account_args(cfg: GkeStack) -> dict[str, Any]:
     return {
-        "account_id": account_id(cfg.cluster.name, "storage"),
+        "account_id": account_id(cfg, "storage"),
         "display_name": f"Determined checkpoints of {cfg.cluster.name}",
     }
 

@@ -1,0 +1,222 @@
+"""What the GKE, Compute Engine, EKS and AWS APIs accept beyond names: labels, tags, node
+labels and taints, and the enum values the project writes; each with its source.
+
+A leaf module (config validation and the plan's own check, plan.cloud_check, read it).
+Names are in deploy.names.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+GCP_LABELS_SOURCE = "https://cloud.google.com/compute/docs/labeling-resources#requirements (read 2026-11)"
+K8S_LABELS_SOURCE = (
+    "https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#syntax-and-character-set "
+    "(read 2026-11)"
+)
+EKS_LABELS_SOURCE = (
+    "https://docs.aws.amazon.com/eks/latest/APIReference/API_CreateNodegroup.html (labels: keys and values "
+    "1-63 characters) and API_Taint.html (key 1-63, value 0-63, at most 50 taints) (read 2026-11)"
+)
+AWS_TAGS_SOURCE = (
+    "https://docs.aws.amazon.com/tag-editor/latest/userguide/tagging.html (keys 1-128, values 0-256, at most "
+    "50 user tags, 'aws:' reserved) (read 2026-11)"
+)
+ASG_TAG_SOURCE = "https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_Tag.html (read 2026-11)"
+
+# Google Cloud labels: at most 64 per resource; keys 1-63 starting with a lower-case letter;
+# values 0-63; lower-case letters, digits, '_' and '-' (international letters too, unused here).
+GCP_MAX_LABELS = 64
+GCP_LABEL_KEY = re.compile(r"[a-z][a-z0-9_-]{0,62}")
+GCP_LABEL_VALUE = re.compile(r"[a-z0-9_-]{0,63}")
+
+# Kubernetes label keys: an optional DNS-subdomain prefix (at most 253) and '/', then a name of
+# at most 63; values at most 63, empty or alphanumeric at both ends.
+_K8S_NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?"
+_DNS_SUBDOMAIN = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+
+# EKS node groups: label keys and values 1-63, taint keys 1-63 and values 0-63, 50 taints.
+EKS_LABEL_MAX = 63
+EKS_MAX_TAINTS = 50
+
+# AWS resource tags and Auto Scaling tags.
+AWS_TAG_KEY_MAX = 128
+AWS_TAG_VALUE_MAX = 256
+AWS_MAX_TAGS = 50
+
+# Enum values as the provider APIs spell them (pulumi-gcp / pulumi-aws schemas in .venv).
+NODE_TAINT_EFFECTS = {"NO_SCHEDULE", "PREFER_NO_SCHEDULE", "NO_EXECUTE"}
+GKE_LOCATION_POLICIES = {"BALANCED", "ANY"}
+GKE_DRIVER_VERSIONS = {"DEFAULT", "LATEST", "INSTALLATION_DISABLED"}
+GKE_SHARING_STRATEGIES = {"TIME_SHARING", "MPS"}
+EKS_CAPACITY_TYPES = {"ON_DEMAND", "SPOT", "CAPACITY_BLOCK"}
+
+
+def k8s_label_key_problem(key: str) -> str | None:
+    prefix, _, name = key.rpartition("/")
+    if len(name) > 63 or not re.fullmatch(_K8S_NAME, name):
+        return f"label key {key!r}: the name part must be 1-63 alphanumerics, '-', '_' or '.'"
+    if prefix and (len(prefix) > 253 or not re.fullmatch(_DNS_SUBDOMAIN, prefix)):
+        return f"label key {key!r}: the prefix must be a DNS subdomain of at most 253 characters"
+    return None
+
+
+def k8s_label_value_problem(value: str) -> str | None:
+    if value and (len(value) > 63 or not re.fullmatch(_K8S_NAME, value)):
+        return f"label value {value!r}: at most 63 alphanumerics, '-', '_' or '.', alphanumeric at both ends"
+    return None
+
+
+def gcp_labels_problems(labels: dict[str, str]) -> list[str]:
+    found = [] if len(labels) <= GCP_MAX_LABELS else [f"{len(labels)} labels; at most {GCP_MAX_LABELS}"]
+    for key, value in labels.items():
+        if not GCP_LABEL_KEY.fullmatch(key):
+            found.append(f"label key {key!r} is not a Google Cloud label key")
+        if not GCP_LABEL_VALUE.fullmatch(str(value)):
+            found.append(f"label value {value!r} of {key!r} is not a Google Cloud label value")
+    return found
+
+
+def _k8s_labels_problems(labels: dict[str, str]) -> list[str]:
+    found = []
+    for key, value in labels.items():
+        found += [p for p in (k8s_label_key_problem(key), k8s_label_value_problem(str(value))) if p]
+    return found
+
+
+def eks_labels_problems(labels: dict[str, str]) -> list[str]:
+    found = _k8s_labels_problems(labels)
+    for key, value in labels.items():
+        if len(key) > EKS_LABEL_MAX:
+            found.append(f"label key {key!r} has {len(key)} characters; EKS takes at most {EKS_LABEL_MAX}")
+        if not 1 <= len(str(value)) <= EKS_LABEL_MAX:
+            found.append(f"label {key!r}: EKS takes values of 1 to {EKS_LABEL_MAX} characters")
+    return found
+
+
+def _taints_problems(taints: list[dict[str, Any]], eks: bool) -> list[str]:
+    found = []
+    if eks and len(taints) > EKS_MAX_TAINTS:
+        found.append(f"{len(taints)} taints; EKS takes at most {EKS_MAX_TAINTS}")
+    for taint in taints:
+        key, value, effect = taint.get("key", ""), str(taint.get("value", "")), taint.get("effect")
+        found += [p for p in (k8s_label_key_problem(key), k8s_label_value_problem(value)) if p]
+        if eks and len(key) > EKS_LABEL_MAX:
+            found.append(f"taint key {key!r} has {len(key)} characters; EKS takes at most {EKS_LABEL_MAX}")
+        if effect not in NODE_TAINT_EFFECTS:
+            found.append(f"taint effect {effect!r} is not one of {sorted(NODE_TAINT_EFFECTS)}")
+    return found
+
+
+def aws_tags_problems(tags: dict[str, str]) -> list[str]:
+    found = [] if len(tags) <= AWS_MAX_TAGS else [f"{len(tags)} tags; at most {AWS_MAX_TAGS}"]
+    for key, value in tags.items():
+        found += aws_tag_problems(key, str(value))
+    return found
+
+
+def aws_tag_problems(key: str, value: str) -> list[str]:
+    found = []
+    if not 1 <= len(key) <= AWS_TAG_KEY_MAX:
+        found.append(f"tag key {key[:40]!r}... has {len(key)} characters; AWS takes 1 to {AWS_TAG_KEY_MAX}")
+    if len(value) > AWS_TAG_VALUE_MAX:
+        found.append(
+            f"tag value of {key!r} has {len(value)} characters; AWS takes at most {AWS_TAG_VALUE_MAX}"
+        )
+    if key.lower().startswith("aws:"):
+        found.append(f"tag key {key!r}: the prefix 'aws:' is reserved")
+    return found
+
+
+def _enum(allowed: set[str]) -> Callable[[Any], list[str]]:
+    return lambda value: [] if value in allowed else [f"{value!r} is not one of {sorted(allowed)}"]
+
+
+@dataclass(frozen=True)
+class Limit:
+    """A check of one input property (dotted path; `[]` walks a list) of a resource type."""
+
+    resource: str  # type token, or a prefix ending in ':' for every type of a provider
+    path: str
+    check: Callable[[Any], list[str]]
+    source: str
+
+
+LIMITS: tuple[Limit, ...] = (
+    Limit("gcp:container/cluster:Cluster", "resourceLabels", gcp_labels_problems, GCP_LABELS_SOURCE),
+    Limit(
+        "gcp:container/nodePool:NodePool", "nodeConfig.resourceLabels", gcp_labels_problems, GCP_LABELS_SOURCE
+    ),
+    Limit("gcp:storage/bucket:Bucket", "labels", gcp_labels_problems, GCP_LABELS_SOURCE),
+    Limit(
+        "gcp:sql/databaseInstance:DatabaseInstance",
+        "settings.userLabels",
+        gcp_labels_problems,
+        GCP_LABELS_SOURCE,
+    ),
+    Limit("gcp:container/nodePool:NodePool", "nodeConfig.labels", _k8s_labels_problems, K8S_LABELS_SOURCE),
+    Limit(
+        "gcp:container/nodePool:NodePool",
+        "nodeConfig.taints",
+        lambda t: _taints_problems(t, eks=False),
+        K8S_LABELS_SOURCE,
+    ),
+    Limit(
+        "gcp:container/nodePool:NodePool",
+        "autoscaling.locationPolicy",
+        _enum(GKE_LOCATION_POLICIES),
+        "pulumi-gcp NodePoolAutoscaling.location_policy",
+    ),
+    Limit(
+        "gcp:container/nodePool:NodePool",
+        "nodeConfig.guestAccelerators[].gpuDriverInstallationConfig.gpuDriverVersion",
+        _enum(GKE_DRIVER_VERSIONS),
+        "pulumi-gcp NodePoolNodeConfigGuestAcceleratorGpuDriverInstallationConfig",
+    ),
+    Limit(
+        "gcp:container/nodePool:NodePool",
+        "nodeConfig.guestAccelerators[].gpuSharingConfig.gpuSharingStrategy",
+        _enum(GKE_SHARING_STRATEGIES),
+        "pulumi-gcp NodePoolNodeConfigGuestAcceleratorGpuSharingConfig",
+    ),
+    Limit("aws:eks/nodeGroup:NodeGroup", "labels", eks_labels_problems, EKS_LABELS_SOURCE),
+    Limit(
+        "aws:eks/nodeGroup:NodeGroup", "taints", lambda t: _taints_problems(t, eks=True), EKS_LABELS_SOURCE
+    ),
+    Limit("aws:eks/nodeGroup:NodeGroup", "capacityType", _enum(EKS_CAPACITY_TYPES), EKS_LABELS_SOURCE),
+    Limit(
+        "aws:autoscaling/tag:Tag",
+        "tag",
+        lambda t: aws_tag_problems(t["key"], str(t["value"])),
+        ASG_TAG_SOURCE,
+    ),
+    Limit("aws:", "tags", aws_tags_problems, AWS_TAGS_SOURCE),
+)
+
+
+def values_at(inputs: Any, path: str) -> Iterator[Any]:
+    """The values at `path` in `inputs` (none when a step is missing)."""
+    head, _, rest = path.partition(".")
+    many = head.endswith("[]")
+    key = head[:-2] if many else head
+    if not isinstance(inputs, dict) or inputs.get(key) is None:
+        return
+    value = inputs[key]
+    items = value if many and isinstance(value, list) else [value]
+    for item in items:
+        if rest:
+            yield from values_at(item, rest)
+        else:
+            yield item
+
+
+def limits_for(resource: str) -> list[Limit]:
+    return [
+        limit
+        for limit in LIMITS
+        if limit.resource == resource
+        or (limit.resource.endswith(":") and resource.startswith(limit.resource))
+    ]
