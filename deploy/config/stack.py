@@ -449,7 +449,9 @@ def _quantity_problems(pod: dict[str, Any]) -> Iterable[tuple[tuple[str | int, .
     master, which decodes them as quantities) refuses."""
     spec = pod.get("spec") or {}
     for kind in ("containers", "initContainers"):
-        for i, container in enumerate(spec.get(kind) or []):
+        # Not a list: the schema check reports it.
+        listed = spec.get(kind)
+        for i, container in enumerate(listed if isinstance(listed, list) else []):
             resources = container.get("resources") if isinstance(container, dict) else None
             for section in ("limits", "requests"):
                 amounts = (resources or {}).get(section) if isinstance(resources, dict) else None
@@ -488,7 +490,16 @@ def pod_spec_problems(path: str, spec: dict[str, Any]) -> list[tuple[str, str]]:
     if not spec or pod_form_problem(spec):
         return []
     is_pod = bool(POD_KEYS & spec.keys())
+    if is_pod and not isinstance(spec.get("spec", {}), dict):
+        return [(format_path([path, "spec"]), "must be a mapping (a Kubernetes PodSpec)")]
     pod = spec if is_pod else {"spec": spec}
+    if (pod.get("spec") or {}).get("$patch") == "delete" or pod.get("$patch") == "delete":
+        return [
+            (
+                path,
+                "'$patch: delete' would remove the whole pod spec Determined builds on; remove the key instead",
+            )
+        ]
 
     def at(where: tuple[str | int, ...]) -> str:
         # Paths as the user wrote them: a bare PodSpec has no leading "spec".
