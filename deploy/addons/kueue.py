@@ -140,7 +140,9 @@ def cluster_queue(
     rp: ResourcePoolConfig, flavor: str, nominal: dict[str, str], cohort: str | None
 ) -> dict[str, Any]:
     """The quota of a resource pool: `nominal` ({resource: quantity}) of `flavor`, for the
-    pool's namespace only; borrowing from the other queues of `cohort` when given."""
+    pool's namespace only; borrowing from the other queues of `cohort` when given. GPUs are
+    `nvidia.com/gpu` as the nodes advertise them: MIG partitions and shared GPUs each count
+    (StackConfig.queue_quota)."""
     if not nominal:
         raise ValueError(f"resource pool {rp.name}: a ClusterQueue needs a quota for at least one resource")
     resources = sorted(nominal)

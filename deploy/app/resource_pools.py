@@ -14,7 +14,7 @@ import pulumi
 from deploy import defaults, kube, versions
 from deploy.addons import kueue
 from deploy.app import ca_bundle, checkpoint_volumes, proxy, registry
-from deploy.config import NodePool, ResourcePoolConfig, SharedFsStorage, StackConfig
+from deploy.config import NodePool, ResourcePoolConfig, SharedFsStorage, StackConfig, gke_gpu_sharing
 from deploy.kube import pod_security, strategic_merge
 
 # Zero-GPU task pods (TensorBoards, CPU notebooks) on GPU nodes would otherwise see every
@@ -122,13 +122,16 @@ def queue_objects(cfg: StackConfig) -> list[dict[str, Any]]:
 
 def pool_max_slots(cfg: StackConfig, rp: ResourcePoolConfig) -> int | None:
     """A pool's own max_slots_per_pod where the master supports it: the configured value,
-    else the GPUs per node of its node pool. None: the global value applies."""
+    else the GPUs a task pod may take on its node pool's nodes (each `nvidia.com/gpu` a slot:
+    MIG partitions and shared GPUs as GKE exposes them). None: the global value applies."""
     if cfg.master.version_tuple < versions.PER_POOL_MAX_SLOTS_SINCE:
         return None
     if cfg.slots.max_slots_per_pod:
         return cfg.slots.max_slots_per_pod
     node_pool = cfg.node_pool_of(rp)
-    return node_pool.gpu_count if cfg.slot_type == "gpu" and node_pool.gpu else None
+    if cfg.slot_type == "gpu" and node_pool.gpu:
+        return gke_gpu_sharing.gpus_per_container(node_pool)
+    return None
 
 
 def master_resource_pools(

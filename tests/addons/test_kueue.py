@@ -14,6 +14,7 @@ from conftest import BASE, ROOT, make_config
 from crds import SCHEMA_DIR, crd_problems, scopes
 
 from deploy.addons import kueue
+from deploy.app import resource_pools
 from deploy.config import GPU_TAINT
 from deploy.config.resource_pools import determined_owned, pod_form_problem
 
@@ -450,3 +451,31 @@ def test_the_base_config_builds_every_object():
     assert [rp["name"] for rp in BASE["resourcePools"]] == [rp.name for rp in cfg.resource_pools]
     for obj in all_objects(cfg):
         assert crd_problems(obj) == []
+
+
+def test_a_partitioned_and_shared_gke_pool_is_queued_by_what_its_nodes_advertise():
+    # 3 nodes x 1 A100 80GB x 7 partitions of 1g.10gb x 4 time-shared containers.
+    gpu = {
+        "type": "nvidia-a100-80gb",
+        "count": 1,
+        "partitionSize": "1g.10gb",
+        "sharing": {"strategy": "TIME_SHARING", "maxSharedClientsPerGpu": 4},
+    }
+    cfg = make_config(
+        cloud="gke",
+        cluster={"name": "det", "region": "us-central1", "project": "p"},
+        scheduler="kueue",
+        nodePools=[
+            {"name": "system", "machineType": "e2-standard-8"},
+            {"name": "a100", "machineType": "a2-ultragpu-1g", "gpu": gpu, "maxNodes": 3},
+        ],
+        resourcePools=[{"name": "a100", "nodePool": "a100"}, {"name": "aux", "nodePool": "system"}],
+    )
+    objects = resource_pools.queue_objects(cfg)
+    (queue,) = [
+        o for o in objects if o["kind"] == "ClusterQueue" and o["metadata"]["name"] == "determined-a100"
+    ]
+    resources = queue["spec"]["resourceGroups"][0]["flavors"][0]["resources"]
+    assert {r["name"]: r["nominalQuota"] for r in resources}["nvidia.com/gpu"] == "84"
+    for obj in objects:
+        assert crd_problems(obj) == [], obj["metadata"]["name"]
