@@ -45,6 +45,9 @@ def problems(resources: list[dict[str, Any]]) -> list[str]:
                     found.append(
                         f"{where}: {rule.prop} {value!r} is also {kind} {other}'s ({rule.scope} scope)"
                     )
+        check = cloud_limits.RESOURCE_CHECKS.get(kind)
+        if check is not None:
+            found += [f"{where}: {p}" for p in check(inputs)]
         for limit in cloud_limits.limits_for(kind):
             for value in cloud_limits.values_at(inputs, limit.path):
                 if _known(value):

@@ -8,26 +8,15 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from deploy.config import gke_machines
-from deploy.config.database import ManagedDatabase
+from deploy.config import gke_gpu_sharing, gke_gpu_zones, gke_machines
+from deploy.config.database import InClusterDatabase, ManagedDatabase
 from deploy.config.node_pools import GkeNodePool
-from deploy.config.syntax import shown
+from deploy.config.syntax import quantity_value, shown
 
 if TYPE_CHECKING:
     from deploy.config.stack import GkeStack
 
 Add = Callable[[str, str], None]
-
-# GPUs GKE can partition with MIG.
-MIG_ACCELERATORS = {
-    "nvidia-tesla-a100",
-    "nvidia-a100-80gb",
-    "nvidia-h100-80gb",
-    "nvidia-h100-mega-80gb",
-    "nvidia-h200-141gb",
-    "nvidia-b200",
-}
-_PARTITION = re.compile(r"[1-7]g\.[0-9]+gb")
 
 _GPU_SERIES = "n1 with an attached GPU, or an accelerator-optimized series (a2, a3, a4, a4x, g2, g4)"
 # A Compute Engine machine type: series, then its shape (e2-standard-8, n2-custom-4-16384).
@@ -64,10 +53,16 @@ def _gpu_problems(i: int, pool: GkeNodePool, operator: bool, add: Add) -> None:
             f"{at}.gpu.count", f"an N1 machine attaches {_choices(counts)} {gpu.type} GPU(s), not {gpu.count}"
         )
     if gpu.partition_size is not None:
-        if gpu.type not in MIG_ACCELERATORS:
-            add(f"{at}.gpu.partitionSize", f"MIG needs one of {_choices(sorted(MIG_ACCELERATORS))}")
-        elif not _PARTITION.fullmatch(gpu.partition_size):
-            add(f"{at}.gpu.partitionSize", "must be a MIG profile such as 1g.10gb or 3g.40gb")
+        sizes = gke_gpu_sharing.MIG_PARTITIONS.get(gpu.type)
+        if sizes is None:
+            mig = _choices(sorted(gke_gpu_sharing.MIG_ACCELERATORS))
+            add(f"{at}.gpu.partitionSize", f"MIG needs one of {mig} ({gpu.type} cannot be partitioned)")
+        elif gpu.partition_size not in sizes:
+            add(
+                f"{at}.gpu.partitionSize",
+                f"{shown(gpu.partition_size)} is not a MIG partition size of {gpu.type}; it offers "
+                f"{_choices(tuple(sizes))}",
+            )
     if operator:
         for key in ("partition_size", "sharing", "driver_version"):
             if key in gpu.model_fields_set:
@@ -80,11 +75,12 @@ def _gpu_problems(i: int, pool: GkeNodePool, operator: bool, add: Add) -> None:
 
 
 def _disk_problems(i: int, pool: GkeNodePool, add: Add) -> None:
-    if gke_machines.series(pool.machine_type) in gke_machines.HYPERDISK_ONLY and pool.disk_type not in (
-        None,
-        "hyperdisk-balanced",
-    ):
-        add(f"nodePools[{i}].diskType", f"{pool.machine_type} boots from hyperdisk-balanced only")
+    types = gke_machines.disk_types(pool.machine_type)
+    if pool.disk_type is not None and types is not None and pool.disk_type not in types:
+        add(
+            f"nodePools[{i}].diskType",
+            f"{pool.machine_type} cannot boot from {pool.disk_type}; its series takes {_choices(types)}",
+        )
 
 
 def _network_problems(cfg: GkeStack, add: Add) -> None:
@@ -147,6 +143,91 @@ def _zone_problems(cfg: GkeStack, add: Add) -> None:
             add(f"cluster.zones[{i}]", f"{zone!r} is not a zone of cluster.region {region}")
 
 
+def _gpu_fits(pool: GkeNodePool) -> bool:
+    """Whether the pool's GPU is one its machine type takes (else _gpu_problems says so)."""
+    machine = gke_machines.gpu_machine(pool.machine_type)
+    return pool.gpu is not None and machine is not None and pool.gpu.type in machine.accelerators
+
+
+def _offered(pool: GkeNodePool, region: str) -> tuple[str, ...] | None:
+    """The zones of `region` that offer the pool's GPU (None: the zone table does not know it)."""
+    return gke_gpu_zones.zones(pool.gpu.type, region, gke_machines.series(pool.machine_type))
+
+
+def pool_zones(cfg: GkeStack, pool: GkeNodePool) -> list[str] | None:
+    """The pool's node locations: its zones; else, on GPU pools, the zones of the region
+    that offer its GPU (within cluster.zones when given); else cluster.zones; None leaves
+    them to GKE (the cluster's zones)."""
+    cluster = cfg.cluster
+    if pool.zones:
+        return list(pool.zones)
+    offered = _offered(pool, cluster.region) if pool.gpu else None
+    if offered is None:
+        return list(cluster.zones) or None
+    if cluster.zones:
+        return [z for z in cluster.zones if z in offered]
+    return list(offered)
+
+
+def _pool_zone_problems(i: int, pool: GkeNodePool, cfg: GkeStack, add: Add) -> None:
+    cluster = cfg.cluster
+    region = cluster.region
+    at = f"nodePools[{i}].zones"
+    given = pool.zones
+    placeable: list[tuple[int, str]] = []  # (index, zone) of given zones in the region
+    if given is not None and not given:
+        add(at, "names no zone (leave it out for the default)")
+    for j, zone in enumerate(given or []):
+        if zone in given[:j]:
+            add(f"{at}[{j}]", f"{zone!r} is listed twice")
+        elif not zone.startswith(region + "-"):
+            add(f"{at}[{j}]", f"{zone!r} is not a zone of cluster.region {region}")
+        elif cluster.zones and zone not in cluster.zones:
+            add(f"{at}[{j}]", f"{zone!r} is not one of cluster.zones ({_choices(cluster.zones)})")
+        else:
+            placeable.append((j, zone))
+    if not _gpu_fits(pool):
+        return
+    accelerator = pool.gpu.type
+    offered = _offered(pool, region)
+    if offered is None:
+        if not given and not cluster.zones:
+            add(
+                at,
+                f"required for {accelerator}: the project's GPU zone table (read {gke_gpu_zones.READ}) "
+                f"does not list its zones; name the zones of {region} that offer it (gcloud compute "
+                f"accelerator-types list --filter=name={accelerator})",
+            )
+        return
+    where = f"{accelerator} ({pool.machine_type})"
+    if not offered:
+        series = gke_machines.series(pool.machine_type)
+        others = gke_gpu_zones.regions(accelerator, series)
+        add(
+            f"nodePools[{i}].gpu.type",
+            f"{where} is not offered in {region}; regions that have it: {_choices(others)} "
+            f"(GPU zone table of {gke_gpu_zones.READ})",
+        )
+        return
+    that_do = f"zones of {region} that do: {_choices(offered)}"
+    if given:
+        for j, zone in placeable:
+            if zone not in offered:
+                add(f"{at}[{j}]", f"{zone!r} does not offer {where}; {that_do}")
+    elif cluster.zones and not set(cluster.zones) & set(offered):
+        add(
+            "cluster.zones",
+            f"none of them offers {where}, which nodePools[{i}] ({pool.name}) needs; {that_do}",
+        )
+
+
+def database_disk_type(cfg: GkeStack) -> str:
+    """The disk type of the in-cluster database's volume: pd-balanced, or hyperdisk-balanced
+    where the pool the database runs on cannot attach pd-balanced (C4, N4, ...)."""
+    pool = cfg.master_node_pool
+    return gke_machines.default_disk_type(pool.machine_type) if pool is not None else "pd-balanced"
+
+
 def _database_problems(cfg: GkeStack, add: Add) -> None:
     db = cfg.database
     if isinstance(db, ManagedDatabase) and db.tier.startswith("db."):
@@ -155,6 +236,14 @@ def _database_problems(cfg: GkeStack, add: Add) -> None:
             f"{db.tier!r} is an RDS instance class; Cloud SQL tiers start with 'db-' "
             "(example: db-custom-2-8192)",
         )
+    if isinstance(db, InClusterDatabase) and database_disk_type(cfg) == "hyperdisk-balanced":
+        least = gke_machines.HYPERDISK_BALANCED_MIN_GIB
+        if quantity_value(db.storage_size) < least * 1024**3:
+            add(
+                "database.storageSize",
+                f"at least {least}Gi: the database's node pool ({cfg.master_node_pool.name}) attaches "
+                f"hyperdisk-balanced volumes only, which start at {least} GiB",
+            )
 
 
 def gke_problems(cfg: GkeStack, add: Add) -> None:
@@ -169,6 +258,7 @@ def gke_problems(cfg: GkeStack, add: Add) -> None:
             )
             continue
         _gpu_problems(i, pool, operator, add)
+        _pool_zone_problems(i, pool, cfg, add)
         _disk_problems(i, pool, add)
         _taint_problems(i, pool, add)
     _operator_image_types(cfg, add)

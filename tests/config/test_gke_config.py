@@ -199,7 +199,8 @@ BAD_CASES = [
             gpu={"type": "nvidia-h200-141gb", "count": 8},
             diskType="pd-balanced",
         ),
-        "determined:nodePools[1].diskType: a3-ultragpu-8g boots from hyperdisk-balanced only",
+        "determined:nodePools[1].diskType: a3-ultragpu-8g cannot boot from pd-balanced; its series takes "
+        "hyperdisk-balanced",
     ),
     (
         "taint without value",

