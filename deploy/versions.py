@@ -6,6 +6,10 @@ upgrade is a one-line change that the tests then check.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from typing import Literal
+
 # The Determined release deployed when `master.version` is not set.
 DEFAULT_DETERMINED_VERSION = "0.38.1"
 
@@ -68,13 +72,105 @@ GPU_OPERATOR_REPOSITORY = "https://helm.ngc.nvidia.com/nvidia"
 DEFAULT_GPU_OPERATOR_VERSION = "v26.7.0"
 
 
-# EKS: the Kubernetes minor a cluster gets when `cluster.kubernetesVersion` is not set, and
-# for each minor this release supports, the cluster-autoscaler image that matches it (the
-# autoscaler must match the cluster's minor; its chart defaults to the newest).
-DEFAULT_EKS_KUBERNETES_VERSION = "1.34"
-CLUSTER_AUTOSCALER_IMAGES = {"1.33": "v1.33.6", "1.34": "v1.34.5"}
+# --- Kubernetes versions (EKS and GKE) -------------------------------------------------
+# The README's "Versions" section shows these tables; tests/platform/test_kubernetes_versions.py fails when a
+# date below has passed since the tables were read, so that someone reads the sources again.
+
+
+@dataclass(frozen=True)
+class EksVersion:
+    """One Kubernetes minor on EKS: when EKS released it, when its standard support (14
+    months) and extended support (12 more, at a higher price per cluster hour) end, and the
+    cluster-autoscaler release for that minor (the autoscaler follows the cluster's minor;
+    its chart defaults to its own newest)."""
+
+    released: date
+    end_of_standard_support: date
+    end_of_extended_support: date
+    cluster_autoscaler: str
+
+
+# Source: "Understand the Kubernetes version lifecycle on EKS", Amazon EKS release calendar,
+# https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html (read 2026-11-25:
+# 1.32-1.34 rows from the page's source, awsdocs/amazon-eks-user-guide
+# latest/ug/versioning/kubernetes-versions.adoc; the 1.35 and 1.36 end dates as endoflife.date's
+# scrape of that table records them on 2026-08-22, their release dates 14 months before the end of
+# standard support, as the page defines it; 1.36 is listed on the page's standard-support release
+# notes, kubernetes-versions-standard.html). 1.31 is left out: its extended support ends
+# 2026-11-26, so a cluster made on it would be upgraded at once.
+# Autoscaler images: the newest cluster-autoscaler-1.N.x tag of github.com/kubernetes/autoscaler
+# per minor (read 2026-11-25 from a snapshot of 2026-08-22), published as
+# registry.k8s.io/autoscaling/cluster-autoscaler:v1.N.x.
+EKS_VERSIONS: dict[str, EksVersion] = {
+    "1.36": EksVersion(date(2026, 6, 2), date(2027, 8, 2), date(2028, 8, 2), "v1.36.1"),
+    "1.35": EksVersion(date(2026, 1, 27), date(2027, 3, 27), date(2028, 3, 27), "v1.35.2"),
+    "1.34": EksVersion(date(2025, 10, 2), date(2026, 12, 2), date(2027, 12, 2), "v1.34.5"),
+    "1.33": EksVersion(date(2025, 5, 29), date(2026, 7, 29), date(2027, 7, 29), "v1.33.6"),
+    "1.32": EksVersion(date(2025, 1, 23), date(2026, 3, 23), date(2027, 3, 23), "v1.32.7"),
+}
+EKS_VERSIONS_READ = date(2026, 11, 25)
+# The minor a new cluster gets when `cluster.kubernetesVersion` is not set: the newest in
+# standard support. An existing cluster without a pinned version keeps the one it has.
+DEFAULT_EKS_KUBERNETES_VERSION = "1.36"
+
+
+def minor_tuple(version: str) -> tuple[int, int]:
+    """'1.35' -> (1, 35)."""
+    major, minor = version.split(".")[:2]
+    return int(major), int(minor)
+
+
+def today() -> date:
+    """The date the version tables are judged by (UTC, as EKS's dates are)."""
+    return datetime.now(UTC).date()
+
+
+def eks_support(version: str, today: date) -> Literal["standard", "extended"] | None:
+    """Whether EKS runs `version` in standard or extended support on `today`; None when it
+    does not offer it (extended support over, or a minor the table does not know)."""
+    row = EKS_VERSIONS.get(version)
+    if row is None or today >= row.end_of_extended_support:
+        return None
+    return "standard" if today < row.end_of_standard_support else "extended"
+
+
+def cluster_autoscaler_image(version: str) -> str:
+    """The cluster-autoscaler image tag for a cluster's minor; for a minor the table does not
+    hold (an unpinned cluster older than the table), the nearest one it does."""
+    if version in EKS_VERSIONS:
+        return EKS_VERSIONS[version].cluster_autoscaler
+    nearest = min(EKS_VERSIONS, key=lambda v: abs(minor_tuple(v)[1] - minor_tuple(version)[1]))
+    return EKS_VERSIONS[nearest].cluster_autoscaler
+
+
+@dataclass(frozen=True)
+class GkeChannel:
+    """What a GKE release channel gives a cluster created without a version."""
+
+    default_version: str  # "Default patch version for cluster creation"
+    end_of_standard_support: date  # of that default's minor
+
+
+# Source: GKE release notes, "Current versions" table ("Default patch version for cluster
+# creation"), https://cloud.google.com/kubernetes-engine/docs/release-notes (read 2026-11-25 from
+# a stored copy of the page, undated but later than 2026-08-20: it names 1.35.7-gke.1222000,
+# released then); end of standard support per minor from the GKE release schedule,
+# https://cloud.google.com/kubernetes-engine/docs/release-schedule (1.35: 2027-04-11, 1.36:
+# 2027-08-09, as endoflife.date's copy of the schedule records them on 2026-08-22). GKE moves
+# these defaults weekly; the stack passes only the channel (and a minimum version when
+# `cluster.kubernetesVersion` is set), so the table documents what a new cluster gets.
+GKE_CHANNELS: dict[str, GkeChannel] = {
+    "RAPID": GkeChannel("1.36.4-gke.1082000", date(2027, 8, 9)),
+    "REGULAR": GkeChannel("1.35.7-gke.1222000", date(2027, 4, 11)),
+    "STABLE": GkeChannel("1.35.6-gke.1250000", date(2027, 4, 11)),
+    "EXTENDED": GkeChannel("1.35.7-gke.1222000", date(2027, 4, 11)),
+}
+GKE_CHANNELS_READ = date(2026, 11, 25)
+
 CLUSTER_AUTOSCALER_CHART = "cluster-autoscaler"
 CLUSTER_AUTOSCALER_REPOSITORY = "https://kubernetes.github.io/autoscaler"
+# Chart 9.59.0 defaults to image v1.35.0 (tests/data/chart-keys); the stack sets the image of
+# the cluster's minor from EKS_VERSIONS instead.
 CLUSTER_AUTOSCALER_VERSION = "9.59.0"
 
 # Official Python image the workspace-binding Job runs its script with (docker-library/python

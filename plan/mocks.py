@@ -66,6 +66,11 @@ class Registration:
     unknowns: list[str] = field(default_factory=list)
     # Input property -> URNs of the resources its value comes from (for stack policies).
     property_dependencies: dict[str, list[str]] = field(default_factory=dict)
+    # The RegisterResourceRequest as the engine gets it: the options it passes to policy packs.
+    request: Any = None
+    # The resource's outputs in the engine's state: the provider's answer after an apply, what
+    # a component registers; None for a custom resource in a first preview (not known yet).
+    outputs: dict[str, Any] | None = None
 
 
 @dataclass
@@ -640,6 +645,14 @@ RESOURCES: dict[str, ResourceModel] = {
     "gcp:compute/routerNat:RouterNat": ResourceModel(
         autoname="name", ident=_gcp_ident("region", "router", "name")
     ),
+    "gcp:compute/firewall:Firewall": ResourceModel(
+        create=lambda req: {
+            "selfLink": _gcp_link(req, f"global/firewalls/{req.inputs['name']}"),
+            "creationTimestamp": CREATED_AT,
+        },
+        autoname="name",
+        ident=_gcp_path("projects/{project}/global/firewalls/{name}"),
+    ),
     "gcp:compute/globalAddress:GlobalAddress": ResourceModel(
         create=_global_address, autoname="name", ident=_gcp_path("projects/{project}/global/addresses/{name}")
     ),
@@ -755,6 +768,29 @@ def model_for(type_: str) -> ResourceModel:
 # --- provider functions (invokes) --------------------------------------------------------
 
 
+def _aws_offerings(req: Request) -> dict[str, Any]:
+    region = _aws_region(req)
+    # Every zone a config may name (a-f): the plan never refuses a zone EC2 may offer.
+    locations = [f"{region}{letter}" for letter in "abcdef"]
+    types = [f["values"][0] for f in req.inputs.get("filters", []) if f.get("name") == "instance-type"]
+    return {
+        "id": region,
+        "locations": locations,
+        "locationTypes": ["availability-zone"] * len(locations),
+        "instanceTypes": types * len(locations) if types else [],
+        "locationType": req.inputs.get("locationType"),
+        "filters": req.inputs.get("filters", []),
+    }
+
+
+def _aws_subnet(req: Request) -> dict[str, Any]:
+    region = _aws_region(req)
+    subnet = req.inputs.get("id", "")
+    # Existing subnets: a zone per subnet, stable, spread as a VPC's subnets are.
+    letter = "abc"[int(hashlib.sha256(subnet.encode()).hexdigest(), 16) % 3]
+    return {"id": subnet, "availabilityZone": f"{region}{letter}", "availabilityZoneId": f"{region}-az1"}
+
+
 def _aws_zones(req: Request) -> dict[str, Any]:
     region = _aws_region(req)
     names = [f"{region}{letter}" for letter in "abc"]
@@ -815,6 +851,10 @@ INVOKES: dict[str, Callable[[Request], dict[str, Any]]] = {
         "userId": "AIDAOFFLINEPLAN000000",
     },
     "aws:index/getAvailabilityZones:getAvailabilityZones": _aws_zones,
+    # Offline, every type is offered in every zone the mocks know and each existing subnet
+    # is in one of them: the real answers come from EC2 at `pulumi up`.
+    "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings": _aws_offerings,
+    "aws:ec2/getSubnet:getSubnet": _aws_subnet,
     "aws:index/getRegion:getRegion": _aws_region_info,
     "aws:iam/getSessionContext:getSessionContext": lambda req: {
         "id": req.inputs.get("arn", ""),
@@ -909,6 +949,10 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 property_dependencies={
                     prop: sorted(set(deps.urns)) for prop, deps in request.propertyDependencies.items()
                 },
+                request=request,
+                outputs=None
+                if self.mocks.preview and request.custom
+                else restore_ints(rpc.deserialize_properties(response.object, keep_unknowns=True)),
             )
         )
         return response
@@ -919,4 +963,10 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 rpc.deserialize_properties(request.outputs, keep_unknowns=True)
             )
             self.recorder.stack_output_unknowns = unknown_paths(request.outputs)
+        else:
+            for reg in self.recorder.resources:
+                if reg.urn == request.urn:
+                    reg.outputs = restore_ints(
+                        rpc.deserialize_properties(request.outputs, keep_unknowns=True)
+                    )
         return super().RegisterResourceOutputs(request)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pulumi
+
 from deploy import versions
 from deploy.addons import release
 
@@ -54,13 +56,21 @@ def iam_policy(cluster: str) -> dict[str, Any]:
     }
 
 
-def values(cluster: str, region: str, kubernetes_version: str) -> dict[str, Any]:
+def image_tag(kubernetes_version: pulumi.Input[str]) -> pulumi.Input[str]:
+    """The autoscaler release for the cluster's minor (the chart defaults to its own newest).
+    Given the cluster's reported version, an unpinned cluster gets the autoscaler of the
+    version it runs, not of the default a new cluster would get."""
+    if isinstance(kubernetes_version, str):
+        return versions.cluster_autoscaler_image(kubernetes_version)
+    return pulumi.Output.from_input(kubernetes_version).apply(versions.cluster_autoscaler_image)
+
+
+def values(cluster: str, region: str, kubernetes_version: pulumi.Input[str]) -> dict[str, Any]:
     return {
         "cloudProvider": "aws",
         "awsRegion": region,
         "autoDiscovery": {"clusterName": cluster},
-        # The autoscaler must match the cluster's minor (the chart defaults to the newest).
-        "image": {"tag": versions.CLUSTER_AUTOSCALER_IMAGES[kubernetes_version]},
+        "image": {"tag": image_tag(kubernetes_version)},
         "rbac": {"serviceAccount": {"create": True, "name": SERVICE_ACCOUNT}},
         "extraArgs": {
             "balance-similar-node-groups": True,
@@ -71,7 +81,7 @@ def values(cluster: str, region: str, kubernetes_version: str) -> dict[str, Any]
     }
 
 
-def release_args(cluster: str, region: str, kubernetes_version: str) -> dict[str, Any]:
+def release_args(cluster: str, region: str, kubernetes_version: pulumi.Input[str]) -> dict[str, Any]:
     return release.release_args(
         "cluster-autoscaler",
         versions.CLUSTER_AUTOSCALER_CHART,

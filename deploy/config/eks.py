@@ -1,23 +1,63 @@
 """Rules an EKS stack must meet beyond each section's own checks: instance types that carry
-the GPUs a pool declares (and CPU pools that do not), a Kubernetes version the pinned
-cluster-autoscaler serves, an API endpoint fenced in prod, and a coherent VPC section."""
+the GPUs a pool declares (and CPU pools that do not), a Kubernetes version EKS still offers,
+node groups that can start and labels, taints and tags the EKS and Auto Scaling APIs take, an
+API endpoint fenced in prod, and a coherent VPC section."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from datetime import date
 from typing import TYPE_CHECKING
 
 from deploy import versions
 from deploy.config import eks_instances
 from deploy.config.database import ManagedDatabase
-from deploy.config.node_pools import EksNodePool
+from deploy.config.node_pools import EksNodePool, gpu_names
 from deploy.config.syntax import shown
 
 if TYPE_CHECKING:
     from deploy.config.stack import EksStack
 
 Add = Callable[[str, str], None]
+
+# What the cluster-autoscaler reads from a group's Auto Scaling group to plan a node while the
+# group is at zero (labels, taints, resources), and the label NVIDIA GPU nodes carry so that it
+# does not add more nodes while the device plugin starts. Source: kubernetes/autoscaler
+# cluster-autoscaler/cloudprovider/aws/README.md, "Auto-Discovery Setup" (node-template tags)
+# and "Special note on GPU instances" (`k8s.amazonaws.com/accelerator=<gpu-type>`, autoscaler
+# 1.15 and newer), https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/cloudprovider/aws/README.md
+# (read 2026-11-25).
+AUTOSCALER_TEMPLATE = "k8s.io/cluster-autoscaler/node-template"
+AUTOSCALER_TAGS = "k8s.io/cluster-autoscaler/"
+ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
+
+# EKS node group labels and taints. Source: Amazon EKS API reference, CreateNodegroup and
+# UpdateNodegroupConfig (`labels`: keys and values 1-63 characters;
+# https://docs.aws.amazon.com/eks/latest/APIReference/API_UpdateLabelsPayload.html) and Taint
+# (key 1-63, value 0-63; https://docs.aws.amazon.com/eks/latest/APIReference/API_Taint.html),
+# read 2026-11-25 and checked against the service model (botocore eks 2017-11-01: labelKey,
+# labelValue, taintKey, taintValue). Kubernetes allows prefixed keys up to 253+1+63.
+EKS_LABEL_KEY_MAX = 63
+EKS_LABEL_VALUE_MAX = 63
+EKS_TAINT_KEY_MAX = 63
+
+# Auto Scaling group tags (the node-template tags, and cluster.tags, which the stack puts on
+# each group's Auto Scaling group so that they reach its instances). Source: Amazon EC2 Auto
+# Scaling API reference, Tag (Key 1-128, Value 0-256 characters),
+# https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_Tag.html (read 2026-11-25; also
+# the service model, botocore autoscaling 2011-01-01 TagKey/TagValue). The `aws:` prefix is
+# AWS's own (EKS API reference, CreateCluster `tags`).
+ASG_TAG_KEY_MAX = 128
+ASG_TAG_VALUE_MAX = 256
+RESERVED_TAG_PREFIX = "aws:"
+
+# An untainted on-demand CPU group gets this many nodes at least when its minNodes is not
+# written (the first one only: see system_pool_defaults in deploy/config/stack.py): CoreDNS,
+# the coredns and aws-ebs-csi-driver add-ons and the cluster-autoscaler itself need a node
+# before the autoscaler can add any (EKS runs no autoscaler of its own). Two in prod, so that
+# one node's loss leaves the system pods a place; never above the group's maxNodes.
+SYSTEM_MIN_NODES = {"dev": 1, "prod": 2}
 
 _INSTANCE_TYPE = "an EC2 instance type such as m6i.2xlarge or g6.12xlarge"
 # family.size (m6i.2xlarge, u-6tb1.metal, p4d.24xlarge)
@@ -56,17 +96,131 @@ def _gpu_problems(i: int, pool: EksNodePool, add: Add) -> None:
         add(f"{at}.machineType", f"{pool.machine_type!r} has {why}; GPU pools need one of: {families}")
         return
     if gpu.type != accelerator:
-        add(f"{at}.gpu.type", f"{gpu.type!r} does not fit: {pool.machine_type} carries {accelerator}")
+        names = " or ".join(gpu_names(accelerator))
+        add(
+            f"{at}.gpu.type",
+            f"{gpu.type!r} does not fit: {pool.machine_type} carries {accelerator} (write {names})",
+        )
     count = eks_instances.gpu_count(pool.machine_type)
     if gpu.count != count:
         add(f"{at}.gpu.count", f"{pool.machine_type} has {count} GPU(s), not {gpu.count}")
 
 
+def offered_versions(today: date) -> str:
+    """The EKS versions a cluster can be made on, as a user reads them."""
+    by_support: dict[str, list[str]] = {"standard": [], "extended": []}
+    for version in versions.EKS_VERSIONS:
+        support = versions.eks_support(version, today)
+        if support:
+            by_support[support].append(version)
+    text = ", ".join(by_support["standard"]) + " (standard support)"
+    if by_support["extended"]:
+        text += "; " + ", ".join(by_support["extended"]) + " (extended support, billed extra)"
+    return text
+
+
 def _version_problems(cfg: EksStack, add: Add) -> None:
+    # A pinned version EKS still runs is accepted, in extended support too (the program warns
+    # then); one EKS no longer offers at all is refused.
     version = cfg.cluster.kubernetes_version
-    if version is not None and version not in versions.CLUSTER_AUTOSCALER_IMAGES:
-        known = ", ".join(versions.CLUSTER_AUTOSCALER_IMAGES)
-        add("cluster.kubernetesVersion", f"{version} is not one this release pins for EKS ({known})")
+    today = versions.today()
+    if version is None or versions.eks_support(version, today):
+        return
+    row = versions.EKS_VERSIONS.get(version)
+    if row is not None:
+        why = f"its EKS extended support ended on {row.end_of_extended_support}: EKS no longer runs it"
+    elif versions.minor_tuple(version) > versions.minor_tuple(
+        max(versions.EKS_VERSIONS, key=versions.minor_tuple)
+    ):
+        why = f"this release does not know it yet (its EKS table was read on {versions.EKS_VERSIONS_READ})"
+    else:
+        why = "EKS does not offer it"
+    add("cluster.kubernetesVersion", f"{version}: {why}; choose one of {offered_versions(today)}")
+
+
+def _capacity_problems(cfg: EksStack, add: Add) -> None:
+    """Some untainted on-demand CPU group must start with a node (see SYSTEM_MIN_NODES)."""
+    from deploy.config.stack import _system_capable  # the stack module imports this one
+
+    capable = [i for i, pool in enumerate(cfg.node_pools) if _system_capable(pool)]
+    if capable and not any(cfg.node_pools[i].min_nodes for i in capable):
+        add(
+            f"nodePools[{capable[0]}].minNodes",
+            "0 on every untainted on-demand CPU group leaves the new cluster without a node: CoreDNS, "
+            "the EKS add-ons and the cluster-autoscaler need one before anything can scale up; set at "
+            "least 1 here (or leave minNodes out: 1, 2 in prod)",
+        )
+
+
+def asg_tag_problem(key: str, value: str) -> str | None:
+    """Why an Auto Scaling group would refuse a tag, or None."""
+    if len(key) > ASG_TAG_KEY_MAX:
+        return f"Auto Scaling tag keys take at most {ASG_TAG_KEY_MAX} characters; {key!r} has {len(key)}"
+    if len(value) > ASG_TAG_VALUE_MAX:
+        return (
+            f"Auto Scaling tag values take at most {ASG_TAG_VALUE_MAX} characters; this one has {len(value)}"
+        )
+    return None
+
+
+def _label_problems(i: int, pool: EksNodePool, add: Add) -> None:
+    """Labels and taints as the EKS API takes them, and the node-template tags made of them."""
+    at = f"nodePools[{i}]"
+    for key, value in pool.labels.items():
+        if key == ACCELERATOR_LABEL:
+            add(
+                f"{at}.labels",
+                f"{key!r} is set by the project on GPU groups (the instance type's GPU); remove it",
+            )
+        elif len(key) > EKS_LABEL_KEY_MAX:
+            add(
+                f"{at}.labels",
+                f"label key {key!r} has {len(key)} characters; EKS node group labels take keys of at most "
+                f"{EKS_LABEL_KEY_MAX}, prefix included",
+            )
+        elif not value:
+            add(
+                f"{at}.labels",
+                f"label {key!r} has no value; EKS node group labels take values of 1 to "
+                f"{EKS_LABEL_VALUE_MAX} characters",
+            )
+        else:
+            message = asg_tag_problem(f"{AUTOSCALER_TEMPLATE}/label/{key}", value)
+            if message:
+                add(
+                    f"{at}.labels", f"label {key!r} makes a node-template tag the autoscaler reads: {message}"
+                )
+    for j, taint in enumerate(pool.taints):
+        if len(taint.key) > EKS_TAINT_KEY_MAX:
+            add(
+                f"{at}.taints[{j}].key",
+                f"{taint.key!r} has {len(taint.key)} characters; EKS node group taints take keys of at most "
+                f"{EKS_TAINT_KEY_MAX}, prefix included",
+            )
+        else:
+            message = asg_tag_problem(
+                f"{AUTOSCALER_TEMPLATE}/taint/{taint.key}", f"{taint.value}:{taint.effect}"
+            )
+            if message:
+                add(f"{at}.taints[{j}].key", f"makes a node-template tag the autoscaler reads: {message}")
+
+
+def _tag_problems(cfg: EksStack, add: Add) -> None:
+    """cluster.tags also go on every node group's Auto Scaling group (and so its instances)."""
+    for key, value in cfg.cluster.tags.items():
+        at = f"cluster.tags.{key}"
+        if key.lower().startswith(RESERVED_TAG_PREFIX) or value.lower().startswith(RESERVED_TAG_PREFIX):
+            add(at, f"the {RESERVED_TAG_PREFIX!r} prefix is AWS's own; AWS refuses tags that start with it")
+        elif key.startswith(AUTOSCALER_TAGS):
+            add(
+                at,
+                f"keys under {AUTOSCALER_TAGS!r} belong to the cluster-autoscaler, on the same Auto Scaling "
+                "groups",
+            )
+        else:
+            message = asg_tag_problem(key, value)
+            if message:
+                add(at, message)
 
 
 def _endpoint_problems(cfg: EksStack, add: Add) -> None:
@@ -121,12 +275,35 @@ def _zone_problems(cfg: EksStack, add: Add) -> None:
     for i, zone in enumerate(cfg.cluster.zones):
         if not zone.startswith(region):
             add(f"cluster.zones[{i}]", f"{zone!r} is not a zone of cluster.region {region}")
+    for i, pool in enumerate(cfg.node_pools):
+        if pool.zones is None:
+            continue
+        if not pool.zones:
+            add(
+                f"nodePools[{i}].zones",
+                "at least one zone (or leave it out: every zone that offers the type)",
+            )
+        for j, zone in enumerate(pool.zones):
+            at = f"nodePools[{i}].zones[{j}]"
+            if not zone.startswith(region):
+                add(at, f"{zone!r} is not a zone of cluster.region {region}")
+            elif cfg.cluster.zones and zone not in cfg.cluster.zones:
+                add(
+                    at,
+                    f"{zone!r} is not one of cluster.zones ({', '.join(cfg.cluster.zones)}): "
+                    "the VPC has no subnet there",
+                )
+            elif zone in pool.zones[:j]:
+                add(at, f"{zone!r} is listed twice")
 
 
 def eks_problems(cfg: EksStack, add: Add) -> None:
     for i, pool in enumerate(cfg.node_pools):
         _gpu_problems(i, pool, add)
         _taint_problems(i, pool, add)
+        _label_problems(i, pool, add)
+    _capacity_problems(cfg, add)
+    _tag_problems(cfg, add)
     _version_problems(cfg, add)
     _endpoint_problems(cfg, add)
     _vpc_problems(cfg, add)

@@ -107,7 +107,7 @@ BAD_CASES = [
     (
         "kubernetes version",
         eks(cluster={**EKS["cluster"], "kubernetesVersion": "1.29"}),
-        "determined:cluster.kubernetesVersion: 1.29 is not one this release pins for EKS (1.33, 1.34)",
+        "determined:cluster.kubernetesVersion: 1.29: EKS does not offer it; choose one of 1.36, 1.35",
     ),
     (
         "no endpoint at all",
@@ -216,3 +216,211 @@ BAD_CASES = [
 def test_bad_eks_config_names_key_path_and_problem(raw, expected):
     lines = problems(raw)
     assert any(line.startswith(expected) for line in lines), lines
+
+
+# --- node groups that can start -------------------------------------------------------------
+
+
+def min_nodes(raw) -> dict[str, int]:
+    return {pool.name: pool.min_nodes for pool in load_config(raw).node_pools}
+
+
+PROD = {
+    "environment": "prod",
+    "cluster": {**EKS["cluster"], "endpoint": {"publicAccessCidrs": ["203.0.113.0/24"]}},
+    "database": {"mode": "managed", "tier": "db.m7g.large"},
+    "checkpointStorage": {"type": "s3"},
+}
+
+
+def test_the_first_untainted_on_demand_cpu_group_starts_with_one_node_two_in_prod():
+    assert min_nodes(eks()) == {"system": 1, "a100": 0}
+    assert min_nodes(eks(**PROD, nodePools=[{**SYSTEM, "maxNodes": 3}, A100])) == {"system": 2, "a100": 0}
+    # Never above maxNodes (1 by default).
+    assert min_nodes(eks(**PROD)) == {"system": 1, "a100": 0}
+    # Spot and tainted CPU groups are not system groups; the first on-demand untainted one is.
+    spot = {"name": "spot", "machineType": "m6i.2xlarge", "spot": True}
+    tainted = {
+        "name": "batch",
+        "machineType": "m6i.2xlarge",
+        "taints": [{"key": "batch", "value": "yes", "effect": "NoSchedule"}],
+    }
+    assert min_nodes(eks(nodePools=[spot, tainted, SYSTEM, A100])) == {
+        "spot": 0,
+        "batch": 0,
+        "system": 1,
+        "a100": 0,
+    }
+
+
+def test_a_written_min_nodes_is_kept():
+    assert min_nodes(eks(nodePools=[{**SYSTEM, "minNodes": 3, "maxNodes": 4}, A100]))["system"] == 3
+    other = {"name": "cpu", "machineType": "m6i.large", "minNodes": 1}
+    assert min_nodes(eks(nodePools=[{**SYSTEM, "minNodes": 0}, other, A100])) == {
+        "system": 0,
+        "cpu": 1,
+        "a100": 0,
+    }
+
+
+def test_gke_pools_keep_min_nodes_0_its_autoscaler_runs_in_the_control_plane():
+    # GKE scales node pools from zero itself (cluster autoscaling is a GKE feature, not a pod);
+    # and a changed initial node count would replace existing GKE node pools.
+    gke = {
+        "cloud": "gke",
+        "cluster": {"name": "det", "region": "us-central1", "project": "my-project"},
+        "nodePools": [
+            {"name": "system", "machineType": "e2-standard-8"},
+            {"name": "l4", "machineType": "g2-standard-8", "gpu": {"type": "nvidia-l4", "count": 1}},
+        ],
+        "resourcePools": [{"name": "l4", "nodePool": "l4"}],
+    }
+    assert load_config(gke).node_pools[0].min_nodes == 0
+
+
+# --- GPU names ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("instance", "written", "accelerator", "count"),
+    [
+        ("g5.xlarge", "a10g", "nvidia-a10g", 1),
+        ("g5.12xlarge", "A10G", "nvidia-a10g", 4),
+        ("p4d.24xlarge", "a100", "nvidia-tesla-a100", 8),
+        ("p4de.24xlarge", "a100", "nvidia-a100-80gb", 8),
+        ("p4de.24xlarge", "a100-80gb", "nvidia-a100-80gb", 8),
+        ("p5.48xlarge", "h100", "nvidia-h100-80gb", 8),
+        ("p5e.48xlarge", "h200", "nvidia-h200-141gb", 8),
+        ("p6-b200.48xlarge", "b200", "nvidia-b200", 8),
+        ("g6.xlarge", "l4", "nvidia-l4", 1),
+        ("g6e.xlarge", "l40s", "nvidia-l40s", 1),
+        ("g4dn.xlarge", "t4", "nvidia-tesla-t4", 1),
+        ("p3.2xlarge", "v100", "nvidia-tesla-v100", 1),
+        ("g6.xlarge", "nvidia-l4", "nvidia-l4", 1),
+    ],
+)
+def test_common_gpu_short_names_become_the_instance_types_gpu(instance, written, accelerator, count):
+    cfg = load_config(with_gpu_pool(machineType=instance, gpu={"type": written, "count": count}))
+    assert cfg.node_pools[1].gpu.type == accelerator
+
+
+@pytest.mark.parametrize(
+    ("machine", "written", "accelerator", "count"),
+    [
+        ("n1-standard-8", "t4", "nvidia-tesla-t4", 1),
+        ("n1-standard-8", "V100", "nvidia-tesla-v100", 2),
+        ("a2-highgpu-4g", "a100", "nvidia-tesla-a100", 4),
+        ("a2-ultragpu-8g", "a100", "nvidia-a100-80gb", 8),
+        ("a3-highgpu-8g", "h100", "nvidia-h100-80gb", 8),
+        ("a3-megagpu-8g", "h100", "nvidia-h100-mega-80gb", 8),
+        ("a3-ultragpu-8g", "h200", "nvidia-h200-141gb", 8),
+        ("g2-standard-8", "l4", "nvidia-l4", 1),
+    ],
+)
+def test_gpu_short_names_on_gke_become_the_accelerator_type(machine, written, accelerator, count):
+    raw = {
+        "cloud": "gke",
+        "cluster": {"name": "det", "region": "us-central1", "project": "my-project"},
+        "nodePools": [
+            {"name": "system", "machineType": "e2-standard-8"},
+            {"name": "gpu", "machineType": machine, "gpu": {"type": written, "count": count}},
+        ],
+        "resourcePools": [{"name": "gpu", "nodePool": "gpu"}],
+    }
+    assert load_config(raw).node_pools[1].gpu.type == accelerator
+
+
+# --- labels, taints and tags the APIs take ---------------------------------------------------------
+
+LONG_KEY = "example.com/" + "k" * 52  # 64 characters: a valid Kubernetes label key
+
+
+def test_a_63_character_label_key_is_accepted():
+    load_config(eks(nodePools=[SYSTEM, {**A100, "labels": {LONG_KEY[1:]: "x"}}]))
+
+
+BAD_NODE_GROUP_CASES = [
+    (
+        "label key over 63 characters",
+        eks(nodePools=[SYSTEM, {**A100, "labels": {LONG_KEY: "x"}}]),
+        f"determined:nodePools[1].labels: label key '{LONG_KEY}' has 64 characters; EKS node group labels "
+        "take keys of at most 63",
+    ),
+    (
+        "label without value",
+        eks(nodePools=[SYSTEM, {**A100, "labels": {"team": ""}}]),
+        "determined:nodePools[1].labels: label 'team' has no value",
+    ),
+    (
+        "the accelerator label",
+        eks(nodePools=[SYSTEM, {**A100, "labels": {"k8s.amazonaws.com/accelerator": "a100"}}]),
+        "determined:nodePools[1].labels: 'k8s.amazonaws.com/accelerator' is set by the project",
+    ),
+    (
+        "taint key over 63 characters",
+        eks(
+            nodePools=[SYSTEM, {**A100, "taints": [{"key": LONG_KEY, "value": "x", "effect": "NoSchedule"}]}]
+        ),
+        f"determined:nodePools[1].taints[0].key: '{LONG_KEY}' has 64 characters",
+    ),
+    (
+        "no system group starts",
+        eks(nodePools=[{**SYSTEM, "minNodes": 0}, A100]),
+        "determined:nodePools[0].minNodes: 0 on every untainted on-demand CPU group leaves the new cluster "
+        "without a node",
+    ),
+    (
+        "gpu name of another instance type",
+        with_gpu_pool(machineType="p4d.24xlarge", gpu={"type": "h100", "count": 8}),
+        "determined:nodePools[1].gpu.type: 'h100' does not fit: p4d.24xlarge carries nvidia-tesla-a100 "
+        "(write a100 or a100-40gb or nvidia-tesla-a100)",
+    ),
+    (
+        "tag key over 128 characters",
+        eks(cluster={**EKS["cluster"], "tags": {"k" * 129: "x"}}),
+        "determined:cluster.tags." + "k" * 129 + ": Auto Scaling tag keys take at most 128 characters",
+    ),
+    (
+        "tag value over 256 characters",
+        eks(cluster={**EKS["cluster"], "tags": {"team": "v" * 257}}),
+        "determined:cluster.tags.team: Auto Scaling tag values take at most 256 characters",
+    ),
+    (
+        "tag of aws",
+        eks(cluster={**EKS["cluster"], "tags": {"aws:team": "x"}}),
+        "determined:cluster.tags.aws:team: the 'aws:' prefix is AWS's own",
+    ),
+    (
+        "tag of the autoscaler",
+        eks(cluster={**EKS["cluster"], "tags": {"k8s.io/cluster-autoscaler/enabled": "false"}}),
+        "determined:cluster.tags.k8s.io/cluster-autoscaler/enabled: keys under 'k8s.io/cluster-autoscaler/'",
+    ),
+    (
+        "kubernetes version newer than the table",
+        eks(cluster={**EKS["cluster"], "kubernetesVersion": "1.99"}),
+        "determined:cluster.kubernetesVersion: 1.99: this release does not know it yet",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"), [c[1:] for c in BAD_NODE_GROUP_CASES], ids=[c[0] for c in BAD_NODE_GROUP_CASES]
+)
+def test_node_groups_eks_would_refuse_are_refused_naming_the_key(raw, expected):
+    lines = problems(raw)
+    assert any(line.startswith(expected) for line in lines), lines
+
+
+def test_a_version_in_extended_support_is_accepted_and_refused_once_eks_drops_it(monkeypatch):
+    from datetime import date
+
+    from deploy import versions
+
+    pinned = eks(cluster={**EKS["cluster"], "kubernetesVersion": "1.33"})
+    monkeypatch.setattr(versions, "today", lambda: date(2026, 11, 25))
+    assert load_config(pinned).cluster.kubernetes_version == "1.33"  # extended support: accepted
+    monkeypatch.setattr(versions, "today", lambda: date(2027, 7, 29))  # its end of extended support
+    (line,) = [p for p in problems(pinned) if "kubernetesVersion" in p]
+    assert line.startswith(
+        "determined:cluster.kubernetesVersion: 1.33: its EKS extended support ended on 2027-07-29"
+    )

@@ -121,7 +121,7 @@ def test_components_have_no_provider_outputs():
 
 
 @pytest.mark.parametrize(
-    "typ", ["aws:ec2/flowLog:FlowLog", "gcp:compute/firewall:Firewall", "azure-native:x:Y"]
+    "typ", ["aws:ec2/flowLog:FlowLog", "gcp:compute/instance:Instance", "azure-native:x:Y"]
 )
 def test_a_cloud_resource_the_table_does_not_model_stops_the_plan(typ):
     with pytest.raises(UnmodelledError, match=re.escape(typ)):

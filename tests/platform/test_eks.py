@@ -51,6 +51,7 @@ def test_cpu_groups_run_the_standard_ami_untainted_and_gpu_groups_the_nvidia_ami
         "team": "research",
         "determined.ai/node-pool": "a100",
         "nvidia.com/gpu.present": "true",
+        "k8s.amazonaws.com/accelerator": "nvidia-tesla-a100",
     }
 
 
@@ -67,7 +68,8 @@ def test_spot_and_scaling_from_zero_with_the_size_left_to_the_autoscaler():
     l4 = resource(result, "eks/nodeGroup:NodeGroup", "l4")
     assert l4["inputs"]["capacityType"] == "SPOT"
     assert l4["inputs"]["scalingConfig"] == {"minSize": 0, "maxSize": 2, "desiredSize": 0}
-    assert l4["options"]["ignoreChanges"] == ["scalingConfig.desiredSize"]
+    # Subnets are set at creation (tests/platform/test_eks_zones.py).
+    assert l4["options"]["ignoreChanges"] == ["scalingConfig.desiredSize", "subnetIds"]
     assert group(result, "system")["capacityType"] == "ON_DEMAND"
 
 
@@ -75,7 +77,7 @@ def test_each_asg_carries_the_node_template_a_group_at_zero_is_planned_with():
     result = planned("eks-prod")
     tags = {}
     for tag in of_type(result, "autoscaling/tag:Tag"):
-        if tag["name"].startswith("a100-"):
+        if tag["name"].startswith("a100-template-"):
             tags[tag["inputs"]["tag"]["key"]] = tag["inputs"]["tag"]
     template = "k8s.io/cluster-autoscaler/node-template"
     assert tags[f"{template}/resources/nvidia.com/gpu"]["value"] == "8"
@@ -101,7 +103,7 @@ def test_the_autoscaler_runs_from_its_chart_with_its_own_role_for_this_cluster_o
     values = release["values"]
     assert values["autoDiscovery"] == {"clusterName": "det-prod"}
     assert (values["cloudProvider"], values["awsRegion"]) == ("aws", "us-west-2")
-    assert values["image"] == {"tag": "v1.34.5"}
+    assert values["image"] == {"tag": "v1.35.2"}
     association = resource(result, "eks/podIdentityAssociation:PodIdentityAssociation", "cluster-autoscaler")
     assert (association["inputs"]["namespace"], association["inputs"]["serviceAccount"]) == (
         "kube-system",
@@ -137,7 +139,7 @@ def test_access_entries_are_explicit_and_the_bootstrap_admin_is_off():
 def test_the_cluster_logs_encrypts_secrets_and_fences_its_endpoint():
     result = planned("eks-prod")
     cluster = resource(result, "eks/cluster:Cluster", "cluster")["inputs"]
-    assert cluster["version"] == "1.34"
+    assert cluster["version"] == "1.35"
     assert set(cluster["enabledClusterLogTypes"]) >= {"api", "audit", "authenticator"}
     key = resource(result, "kms/key:Key", "secrets")
     assert key["inputs"]["enableKeyRotation"] is True
@@ -485,3 +487,172 @@ def test_the_vpc_cni_enforces_network_policies_and_the_other_add_ons_keep_their_
         addons = {a["inputs"]["addonName"]: a["inputs"] for a in of_type(planned(stack), "eks/addon:Addon")}
         assert json.loads(addons["vpc-cni"]["configurationValues"]) == {"enableNetworkPolicy": "true"}
         assert all("configurationValues" not in a for name, a in addons.items() if name != "vpc-cni")
+
+
+# --- node groups that start, GPU labels, tags named by key -----------------------------------
+
+EKS_PLANS = ("eks-dev", "eks-prod", "eks-existing-vpc", "tls-ingress-eks")
+
+
+def test_the_system_group_starts_with_a_node_when_min_nodes_is_not_written():
+    # eks-existing-vpc and tls-ingress-eks leave the system group's minNodes out.
+    for stack in ("eks-existing-vpc", "tls-ingress-eks"):
+        result = planned(stack)
+        assert group(result, "system")["scalingConfig"]["minSize"] == 1, stack
+        gpu_groups = [g for g in of_type(result, "eks/nodeGroup:NodeGroup") if g["name"] != "system"]
+        assert all(g["inputs"]["scalingConfig"]["minSize"] == 0 for g in gpu_groups), stack
+
+
+@pytest.mark.parametrize("stack", EKS_PLANS)
+def test_gpu_groups_carry_the_accelerator_label_and_its_template_tag(stack):
+    # cluster-autoscaler AWS README, "Special note on GPU instances": k8s.amazonaws.com/accelerator.
+    from deploy.config import eks_instances
+
+    result = planned(stack)
+    template = {}
+    for tag in of_type(result, "autoscaling/tag:Tag"):
+        template[(tag["name"].split("-template-")[0], tag["inputs"]["tag"]["key"])] = tag["inputs"]["tag"]
+    for node_group in of_type(result, "eks/nodeGroup:NodeGroup"):
+        inputs = node_group["inputs"]
+        accelerator = eks_instances.accelerator(inputs["instanceTypes"][0])
+        label = inputs["labels"].get("k8s.amazonaws.com/accelerator")
+        assert label == accelerator, node_group["name"]
+        key = "k8s.io/cluster-autoscaler/node-template/label/k8s.amazonaws.com/accelerator"
+        tag = template.get((node_group["name"], key))
+        assert (tag or {}).get("value") == accelerator, node_group["name"]
+
+
+@pytest.mark.parametrize("stack", EKS_PLANS)
+def test_labels_taints_and_asg_tags_fit_the_eks_and_auto_scaling_apis(stack):
+    from deploy.config import eks
+
+    result = planned(stack)
+    for node_group in of_type(result, "eks/nodeGroup:NodeGroup"):
+        inputs = node_group["inputs"]
+        for key, value in inputs["labels"].items():
+            assert 1 <= len(key) <= eks.EKS_LABEL_KEY_MAX and 1 <= len(value) <= eks.EKS_LABEL_VALUE_MAX, key
+        for taint in inputs["taints"]:
+            assert 1 <= len(taint["key"]) <= eks.EKS_TAINT_KEY_MAX, taint
+    for tag in of_type(result, "autoscaling/tag:Tag"):
+        body = tag["inputs"]["tag"]
+        assert len(body["key"]) <= eks.ASG_TAG_KEY_MAX and len(body["value"]) <= eks.ASG_TAG_VALUE_MAX, body
+
+
+def test_template_tags_are_named_by_key_so_a_new_label_renames_none():
+    raw = dev_config()
+    before = {
+        t["inputs"]["tag"]["key"]: t["name"]
+        for t in of_type(plan_for(raw, stack="eks-dev"), "autoscaling/tag:Tag")
+        if t["name"].startswith("l4-")
+    }
+    pools = [dict(p) for p in raw["nodePools"]]
+    pools[1]["labels"] = {"aaa.example.com/first": "x"}  # sorts before every other label tag
+    after = {
+        t["inputs"]["tag"]["key"]: t["name"]
+        for t in of_type(plan_for({**raw, "nodePools": pools}, stack="eks-dev"), "autoscaling/tag:Tag")
+        if t["name"].startswith("l4-")
+    }
+    assert len(after) == len(before) + 1
+    assert all(after[key] == name for key, name in before.items())
+
+
+def _tag_registrations(monkeypatch, stack):
+    """(name, tag key, alias names) of every Auto Scaling tag the program registers."""
+    import pulumi_aws
+
+    seen = []
+    original = pulumi_aws.autoscaling.Tag
+
+    def recording(name, *args, **kwargs):
+        opts = kwargs.get("opts")
+        aliases = [a.name for a in (opts.aliases or [])] if opts else []
+        seen.append((name, kwargs["tag"]["key"], aliases))
+        return original(name, *args, **kwargs)
+
+    monkeypatch.setattr(pulumi_aws.autoscaling, "Tag", recording)
+    _planned_uncached(stack)
+    return seen
+
+
+def _planned_uncached(stack):
+    from planning import FIXTURE_STACKS, plan_file
+
+    path = STACKS / f"Pulumi.{stack}.yaml"
+    return plan_file(path if path.exists() else FIXTURE_STACKS / f"Pulumi.{stack}.yaml")
+
+
+@pytest.mark.parametrize("stack", EKS_PLANS)
+def test_existing_template_tags_keep_their_urns_through_aliases(monkeypatch, stack):
+    # The names the tags had when they were named by position (baseline plans before the
+    # change): each must be the alias of the tag with the same key, so that Pulumi takes the
+    # existing tag over instead of deleting and creating it.
+    old = json.loads((ROOT / "tests" / "data" / "eks-template-tags-by-position.json").read_text())["stacks"][
+        stack
+    ]
+    registered = _tag_registrations(monkeypatch, stack)
+    alias_of = {alias: (name, key) for name, key, aliases in registered for alias in aliases}
+    assert set(alias_of) == set(old)
+    for old_name, key in old.items():
+        new_name, new_key = alias_of[old_name]
+        assert new_key == key and new_name != old_name, old_name
+    new_names = [name for name, _, _ in registered]
+    assert not set(old) & set(new_names)  # no new tag takes an old name
+
+
+def test_cluster_tags_reach_the_instances_of_every_group_through_its_auto_scaling_group():
+    result = planned("eks-prod")
+    groups = {g["name"] for g in of_type(result, "eks/nodeGroup:NodeGroup")}
+    propagated = {}
+    for tag in of_type(result, "autoscaling/tag:Tag"):
+        if tag["inputs"]["tag"]["propagateAtLaunch"]:
+            propagated.setdefault(tag["name"].split("-tag-")[0], {})[tag["inputs"]["tag"]["key"]] = tag[
+                "inputs"
+            ]["tag"]["value"]
+    assert set(propagated) == groups
+    assert all(tags == {"team": "ml-platform", "environment": "prod"} for tags in propagated.values())
+    # No launch template: adding one to an existing managed node group replaces it.
+    assert all("launchTemplate" not in g["inputs"] for g in of_type(result, "eks/nodeGroup:NodeGroup"))
+
+
+def test_an_unpinned_cluster_keeps_its_version_and_a_pinned_one_follows_the_pin():
+    unpinned = resource(planned("tls-ingress-eks"), "eks/cluster:Cluster", "cluster")
+    assert unpinned["inputs"]["version"] == "1.36"  # what a new cluster gets
+    assert unpinned["options"]["ignoreChanges"] == ["version"]
+    pinned = resource(planned("eks-existing-vpc"), "eks/cluster:Cluster", "cluster")
+    assert pinned["inputs"]["version"] == "1.33" and "ignoreChanges" not in pinned["options"]
+    # The autoscaler follows the version the cluster reports, pinned or not.
+    release = resource(planned("eks-existing-vpc"), "helm.sh/v3:Release", "cluster-autoscaler")
+    assert release["inputs"]["values"]["image"] == {"tag": "v1.33.6"}
+
+
+def test_a_pinned_version_in_extended_support_is_warned_about():
+    from datetime import date
+
+    from deploy.config import load_config
+    from deploy.platform.eks import cluster
+
+    raw = {**dev_config(), "cluster": {**dev_config()["cluster"], "kubernetesVersion": "1.33"}}
+    message = cluster.extended_support_warning(load_config(raw), date(2026, 11, 25))
+    assert message and "left EKS standard support on 2026-07-29" in message and "2027-07-29" in message
+    assert cluster.extended_support_warning(load_config(dev_config()), date(2026, 11, 25)) is None
+
+
+def test_labels_taints_and_tags_change_a_group_in_place():
+    # A new label, taint or tag touches only inputs EKS updates in place
+    # (UpdateNodegroupConfig, TagResource): the group is not replaced.
+    from deploy.platform.eks import node_groups
+
+    def camel(name):
+        first, *rest = name.split("_")
+        return first + "".join(part.capitalize() for part in rest)
+
+    in_place = {camel(name) for name in node_groups.IN_PLACE_INPUTS}
+    raw = dev_config()
+    pools = [dict(p) for p in raw["nodePools"]]
+    pools[1]["labels"] = {"team": "vision"}
+    pools[1]["taints"] = [{"key": "team", "value": "vision", "effect": "NoSchedule"}]
+    changed = {**raw, "nodePools": pools, "cluster": {**raw["cluster"], "tags": {"team": "vision"}}}
+    before = group(plan_for(raw, stack="eks-dev"), "l4")
+    after = group(plan_for(changed, stack="eks-dev"), "l4")
+    differing = {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
+    assert differing == {"labels", "taints", "tags"} and differing <= in_place, differing

@@ -5,6 +5,7 @@ managed add-ons, and the kubeconfig the Kubernetes provider uses."""
 from __future__ import annotations
 
 import json
+from datetime import date
 from typing import Any
 
 import pulumi
@@ -32,6 +33,33 @@ def addon_configuration(addon: str) -> str | None:
 
 def kubernetes_version(cfg: EksStack) -> str:
     return cfg.cluster.kubernetes_version or versions.DEFAULT_EKS_KUBERNETES_VERSION
+
+
+def ignored_changes(cfg: EksStack) -> list[str]:
+    """Without a pinned version a new cluster gets the default (the newest EKS version in
+    standard support) and keeps it: a later default does not upgrade it (EKS upgrades one minor
+    at a time, and an upgrade is the user's to start, by pinning the next minor)."""
+    return [] if cfg.cluster.kubernetes_version else ["version"]
+
+
+def extended_support_warning(cfg: EksStack, today: date) -> str | None:
+    """What a pinned version in EKS extended support costs the user, or None."""
+    version = cfg.cluster.kubernetes_version
+    if version is None or versions.eks_support(version, today) != "extended":
+        return None
+    row = versions.EKS_VERSIONS[version]
+    return (
+        f"cluster.kubernetesVersion {version} left EKS standard support on {row.end_of_standard_support}: "
+        f"EKS bills extended support per cluster hour until {row.end_of_extended_support}, then upgrades "
+        "the control plane itself; upgrade one minor at a time (newest: "
+        f"{versions.DEFAULT_EKS_KUBERNETES_VERSION})"
+    )
+
+
+def warn_extended_support(cfg: EksStack) -> None:
+    message = extended_support_warning(cfg, versions.today())
+    if message:
+        pulumi.log.warn(message)
 
 
 def cluster_args(

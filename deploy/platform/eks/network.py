@@ -25,6 +25,8 @@ PUBLIC_PREFIX = 22
 class Network:
     vpc_id: pulumi.Input[str]
     private_subnet_ids: list[pulumi.Input[str]]
+    # The availability zone of each private subnet (node groups go to the zones offering their type).
+    private_subnet_zones: list[pulumi.Input[str]]
 
 
 def zone_count(cfg: EksStack) -> int:
@@ -56,7 +58,10 @@ def network(cfg: EksStack, keep_database: bool, opts: pulumi.ResourceOptions) ->
     subnets, so the VPC and those subnets are kept with it (AWS refuses to delete them)."""
     vpc_cfg = cfg.cluster.vpc
     if vpc_cfg.existing:
-        return Network(vpc_cfg.id, list(vpc_cfg.private_subnet_ids))
+        invoke = pulumi.InvokeOutputOptions(parent=opts.parent, provider=opts.provider)
+        ids = list(vpc_cfg.private_subnet_ids)
+        zones = [aws.ec2.get_subnet_output(id=subnet, opts=invoke).availability_zone for subnet in ids]
+        return Network(vpc_cfg.id, ids, zones)
 
     name = cfg.cluster.name
     zones = zone_count(cfg)
@@ -134,4 +139,4 @@ def network(cfg: EksStack, keep_database: bool, opts: pulumi.ResourceOptions) ->
             f"private-{i}", subnet_id=private.id, route_table_id=routes.id, opts=opts
         )
         private_ids.append(private.id)
-    return Network(vpc.id, private_ids)
+    return Network(vpc.id, private_ids, zone_names)

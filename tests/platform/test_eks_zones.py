@@ -1,0 +1,99 @@
+"""EKS node groups go to the zones that offer their instance type (EC2's offerings, read at
+`pulumi up`), within `nodePools[].zones` when given."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from conftest import EKS, raw_config
+from planning import of_type, plan_for
+
+from deploy.config import ConfigError, load_config
+from deploy.config.node_pools import EksNodePool
+from deploy.platform.eks import node_groups
+from plan import mocks
+
+P5 = EksNodePool.model_validate(
+    {"name": "h100", "machineType": "p5.48xlarge", "gpu": {"type": "h100", "count": 8}}
+)
+SUBNETS = ["subnet-a", "subnet-b", "subnet-c"]
+ZONES = ["us-east-1a", "us-east-1b", "us-east-1c"]
+
+
+def test_a_group_goes_only_where_its_type_is_offered():
+    assert node_groups.place(P5, SUBNETS, ZONES, ["us-east-1b", "us-east-1f"]) == ["subnet-b"]
+
+
+def test_pool_zones_narrow_the_offered_ones():
+    pool = P5.model_copy(update={"zones": ["us-east-1c"]})
+    assert node_groups.place(pool, SUBNETS, ZONES, ZONES) == ["subnet-c"]
+
+
+def test_a_type_offered_in_none_of_the_zones_stops_with_where_it_is_offered():
+    with pytest.raises(
+        ValueError,
+        match=r"EC2 offers p5.48xlarge in none of the zones us-east-1a, us-east-1b, us-east-1c \(it is offered in us-east-1f\)",
+    ):
+        node_groups.place(P5, SUBNETS, ZONES, ["us-east-1f"])
+
+
+def _eks(**cluster):
+    raw = raw_config(**copy.deepcopy(EKS))
+    raw["cluster"] |= cluster
+    return raw
+
+
+def test_the_plan_asks_ec2_and_keeps_subnets_of_existing_groups(monkeypatch):
+    raw = _eks(zones=["us-east-1a", "us-east-1b", "us-east-1c"])
+    raw["nodePools"][1]["zones"] = ["us-east-1b", "us-east-1c"]
+    offerings = mocks.INVOKES["aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings"]
+
+    def only_c_for_p4d(req):
+        answer = offerings(req)
+        if req.inputs["filters"][0]["values"] == ["p4d.24xlarge"]:
+            answer["locations"] = ["us-east-1c", "us-east-1d"]
+        return answer
+
+    monkeypatch.setitem(
+        mocks.INVOKES, "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings", only_c_for_p4d
+    )
+    groups = {g["name"]: g for g in of_type(plan_for(raw), "eks/nodeGroup:NodeGroup")}
+    assert len(groups["system"]["inputs"]["subnetIds"]) == 3
+    # Of its zones b and c, EC2 offers p4d.24xlarge in c only.
+    assert len(groups["a100"]["inputs"]["subnetIds"]) == 1
+    subnets = {
+        s["inputs"]["availabilityZone"]: s
+        for s in of_type(plan_for(raw), "ec2/subnet:Subnet")
+        if s["name"].startswith("private")
+    }
+    assert subnets["us-east-1c"]["name"] == "private-2"
+    # A group's subnets are set at creation: existing groups keep theirs.
+    assert "subnetIds" in groups["a100"]["options"]["ignoreChanges"]
+
+
+@pytest.mark.parametrize(
+    ("zones", "cluster_zones", "expected"),
+    [
+        (
+            ["eu-west-1a"],
+            [],
+            "determined:nodePools[1].zones[0]: 'eu-west-1a' is not a zone of cluster.region us-east-1",
+        ),
+        (
+            ["us-east-1d"],
+            ["us-east-1a", "us-east-1b"],
+            "determined:nodePools[1].zones[0]: 'us-east-1d' is not one of cluster.zones",
+        ),
+        (["us-east-1a", "us-east-1a"], [], "determined:nodePools[1].zones[1]: 'us-east-1a' is listed twice"),
+        ([], [], "determined:nodePools[1].zones: at least one zone"),
+    ],
+)
+def test_pool_zones_are_zones_of_the_vpc(zones, cluster_zones, expected):
+    raw = _eks(zones=cluster_zones) if cluster_zones else _eks()
+    raw["nodePools"][1]["zones"] = zones
+    with pytest.raises(ConfigError) as error:
+        load_config(raw)
+    assert any(str(p).startswith(expected) for p in error.value.problems), [
+        str(p) for p in error.value.problems
+    ]
