@@ -1,9 +1,12 @@
 """Policies: identity. Who the nodes and pods act as in the cloud: no static keys, workload
 identity (GKE) or Pod Identity (EKS) for pods, node accounts and scopes that grant little,
-and bucket grants limited to the checkpoint bucket."""
+bucket grants limited to the checkpoint bucket, and DNS record changes limited to named
+hosted zones."""
 
 from __future__ import annotations
 
+import fnmatch
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -292,6 +295,54 @@ def bucket_grants_scoped(context: Context, resource: Any, report: Report) -> Non
             report(f"{what}: {where} {'; '.join(findings)}")
 
 
+# --- DNS grants -------------------------------------------------------------------------------
+
+ROUTE53_CHANGE = "route53:changeresourcerecordsets"
+# One hosted zone, named by its ID (upper-case letters and digits, at most 32).
+HOSTED_ZONE_ARN = re.compile(r"arn:aws[a-z-]*:route53:::hostedzone/[A-Z0-9]{1,32}")
+
+
+def _allows_record_changes(statement: Mapping[str, Any]) -> bool:
+    """Whether the statement allows ChangeResourceRecordSets (IAM matches actions without case,
+    with wildcards)."""
+    actions = [str(a).lower() for a in facts.as_list(statement.get("Action"))]
+    if any(fnmatch.fnmatchcase(ROUTE53_CHANGE, a) for a in actions):
+        return True
+    excluded = [str(a).lower() for a in facts.as_list(statement.get("NotAction"))]
+    return "NotAction" in statement and not any(fnmatch.fnmatchcase(ROUTE53_CHANGE, a) for a in excluded)
+
+
+def dns_grants_scoped(context: Context, resource: Any, report: Report) -> None:
+    if resource.resource_type not in AWS_POLICIES or facts.is_unknown(resource.props, "policy"):
+        return
+    label, owner_key = AWS_POLICIES[resource.resource_type]
+    owner = facts.known(resource.props, owner_key)
+    what = f"{label} {resource.name!r}" + (f" ({owner})" if isinstance(owner, str) and owner else "")
+    document = facts.policy_document(facts.get(resource.props, "policy"))
+    statements = document.get("Statement")
+    statements = [statements] if isinstance(statements, Mapping) else facts.as_list(statements)
+    for i, statement in enumerate(statements):
+        if not isinstance(statement, Mapping) or statement.get("Effect") == "Deny":
+            continue
+        if not _allows_record_changes(statement):
+            continue
+        where = f"statement {statement['Sid']!r}" if statement.get("Sid") else f"statement {i}"
+        if "NotResource" in statement:
+            report(
+                f"{what}: {where} allows Route 53 record changes with NotResource (every zone but those "
+                "listed)"
+            )
+            continue
+        wide = [
+            str(r) for r in facts.as_list(statement.get("Resource")) if not HOSTED_ZONE_ARN.fullmatch(str(r))
+        ]
+        if wide:
+            report(
+                f"{what}: {where} allows Route 53 record changes on {', '.join(repr(r) for r in wide)}, "
+                "not named hosted zones"
+            )
+
+
 _NO_KEYS = (
     "drop determined:checkpointStorage.accessKey/secretKey (and key variables in "
     "determined:taskContainerDefaults.env, determined:master.env or pod specs): on gke/eks the project "
@@ -367,5 +418,19 @@ RULES: list[Rule] = [
         resource=bucket_grants_scoped,
         why="Tasks run user code; a grant wider than the checkpoint bucket lets any experiment read or "
         "delete every bucket of the account.",
+    ),
+    Rule(
+        name="dns-grants-scoped",
+        description="AWS policies allow Route 53 record changes (route53:ChangeResourceRecordSets, by name "
+        "or wildcard) on named hosted zones only (arn:aws:route53:::hostedzone/<ID>), never on `*`, "
+        "`hostedzone/*` or with NotResource.",
+        remediation="nothing to set: the project grants cert-manager's DNS-01 role the hosted zone of "
+        "determined:tls.certificate.dns01.route53.hostedZoneID only; grant other zones outside the stack",
+        dev="mandatory",
+        prod="mandatory",
+        area="identity",
+        resource=dns_grants_scoped,
+        why="Whoever may change any record of an account's zones can point its domains elsewhere and "
+        "obtain certificates for them; cert-manager needs one challenge record of one zone.",
     ),
 ]

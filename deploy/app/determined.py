@@ -127,7 +127,7 @@ class Determined(pulumi.ComponentResource):
             task_service_account=defaults.TASK_SERVICE_ACCOUNT if cluster.storage_identity else None,
         )
         # The edge first: in tls mode master the master mounts the certificate it issues.
-        edge = self._expose(cfg, cfg.tls, child) if isinstance(cfg.tls, ExposedTls) else []
+        edge = self._expose(cfg, cfg.tls, cluster, child) if isinstance(cfg.tls, ExposedTls) else []
         self.master = master.DeterminedMaster(
             "master",
             cfg,
@@ -145,12 +145,13 @@ class Determined(pulumi.ComponentResource):
         self.register_outputs({"url": self.master.url})
 
     def _expose(
-        self, cfg: StackConfig, tls: ExposedTls, child: pulumi.ResourceOptions
+        self, cfg: StackConfig, tls: ExposedTls, cluster: ClusterHandle, child: pulumi.ResourceOptions
     ) -> list[pulumi.Resource]:
         """The master reached through a Gateway: Envoy Gateway (unless the cluster names its
         own class) with the load balancer shaped by exposure and source ranges; cert-manager
-        and an ACME issuer when the certificate comes from it; the Gateway and its routes
-        (which need no master to exist). Returns what the master waits for."""
+        and an ACME issuer when the certificate comes from it (DNS-01 with the cloud identity
+        the cluster gave cert-manager, if any); the Gateway and its routes (which need no
+        master to exist). Returns what the master waits for."""
 
         def after(*resources: pulumi.Resource) -> pulumi.ResourceOptions:
             return pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=list(resources)))
@@ -170,10 +171,13 @@ class Determined(pulumi.ComponentResource):
         issuer = None
         if isinstance(tls.certificate, CertManagerCertificate):
             # After the Gateway API CRDs: cert-manager looks for them when it starts.
-            certs = k8s.helm.v3.Release("cert-manager", opts=after(*ready), **cert_manager.release_args())
-            issuer_obj = cert_manager.cluster_issuer(
-                tls.certificate.email, exposure.GATEWAY, cfg.namespace, dns01=tls.certificate.dns01
+            identity = cluster.dns01_identity
+            certs = k8s.helm.v3.Release(
+                "cert-manager",
+                opts=after(*ready, *(identity.ready if identity else [])),
+                **exposure.cert_manager_release_args(identity),
             )
+            issuer_obj = exposure.cluster_issuer(cfg, identity)
             ready += [certs, kube.register(issuer_obj, after(certs))]
             issuer = cert_manager.ISSUER
         return [kube.register(obj, after(*ready)) for obj in exposure.objects(cfg, class_name, issuer)]

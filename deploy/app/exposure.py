@@ -13,15 +13,23 @@ namespace, only standard-channel `gateway.networking.k8s.io/v1` kinds:
 
 In both, listener `http` (port 80) only serves ACME HTTP-01 challenges (routes cert-manager
 creates itself) and a redirect to https: nothing here routes plain HTTP to the master.
+
+cert-manager's ClusterIssuer answers DNS-01 challenges instead when `certificate.dns01` is
+set; with the cloud identity a platform gave cert-manager (`Dns01Identity`), its solver takes
+the settings that identity implies and names no credentials.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deploy import defaults, kube
+from deploy.addons import cert_manager
 from deploy.config import StackConfig
-from deploy.config.tls import ExposedTls, IngressTls, MasterTls
+from deploy.config.tls import CertManagerCertificate, ExposedTls, IngressTls, MasterTls
+
+if TYPE_CHECKING:
+    from deploy.platform import Dns01Identity
 
 COMPONENT = "gateway"
 GATEWAY = "determined"
@@ -138,6 +146,33 @@ def master_certificate(cfg: StackConfig, issuer: str) -> dict[str, Any]:
     }
     meta = kube.metadata(ROUTE, COMPONENT, cfg.namespace)
     return kube.manifest(CERT_MANAGER_API, "Certificate", meta, spec=spec)
+
+
+def cert_manager_release_args(identity: Dns01Identity | None) -> dict[str, Any]:
+    """cert-manager's Release: with a cloud identity for DNS-01, its controller's service
+    account carries the identity's annotations and its pods the identity."""
+    if identity is None:
+        return cert_manager.release_args()
+    return cert_manager.release_args(
+        account_annotations=identity.account_annotations, identity=identity.identity
+    )
+
+
+def cluster_issuer(cfg: StackConfig, identity: Dns01Identity | None) -> dict[str, Any]:
+    """The ACME ClusterIssuer for a cert-manager certificate: HTTP-01 through the Gateway's
+    `http` listener, or DNS-01 as configured, over the settings the cloud identity implies."""
+    tls = _exposed(cfg)
+    certificate = tls.certificate
+    if not isinstance(certificate, CertManagerCertificate):
+        raise ValueError("the certificate comes from a Secret: no issuer")
+    return cert_manager.cluster_issuer(
+        certificate.email,
+        GATEWAY,
+        cfg.namespace,
+        listener=HTTP_LISTENER,
+        dns01=certificate.dns01,
+        solver_defaults=identity.solver_defaults if identity and certificate.dns01 else None,
+    )
 
 
 def objects(

@@ -41,6 +41,24 @@ class DatabaseServer:
     ssl_mode: str
 
 
+@dataclass(frozen=True)
+class Dns01Identity:
+    """The cloud identity a platform gave cert-manager for DNS-01 with its cloud's DNS (gke:
+    Cloud DNS, eks: Route 53), bound to cert-manager's controller service account."""
+
+    # Solver settings the identity implies (gke: the Cloud DNS project; eks: the region),
+    # under the configured ones in the ClusterIssuer.
+    solver_defaults: dict[str, str]
+    # Annotations on the controller's service account (gke: the Google account it acts as).
+    account_annotations: dict[str, pulumi.Input[str]]
+    # The identity (account email, role ARN): the controller's pods carry it, so a new one
+    # restarts them.
+    identity: pulumi.Input[str]
+    # What cert-manager waits for: the grants and the binding (eks: the Pod Identity
+    # association, which only pods created after it get credentials from).
+    ready: list[pulumi.Resource] = field(default_factory=list)
+
+
 class CreatedCluster(Protocol):
     """What a cloud platform component (gke, eks) offers once it has created its cluster."""
 
@@ -50,6 +68,7 @@ class CreatedCluster(Protocol):
     storage_identity: dict[str, pulumi.Input[str]]
     bucket: str | None
     database: DatabaseServer | None
+    dns01_identity: Dns01Identity | None
 
 
 @dataclass(frozen=True)
@@ -70,6 +89,9 @@ class ClusterHandle:
     bucket: str | None = None
     # The managed database the platform created (database.mode managed).
     database: DatabaseServer | None = None
+    # cert-manager's cloud identity for DNS-01 (None: its solver brings its own credentials,
+    # or there is none).
+    dns01_identity: Dns01Identity | None = None
     # Stack outputs of the platform (cluster name, kubeconfig, bucket, database endpoint).
     exports: dict[str, pulumi.Input] = field(default_factory=dict)
 
@@ -83,6 +105,7 @@ def created_cluster(platform: CreatedCluster, exports: dict[str, pulumi.Input]) 
         storage_identity=platform.storage_identity,
         bucket=platform.bucket,
         database=platform.database,
+        dns01_identity=platform.dns01_identity,
         exports=exports,
     )
 

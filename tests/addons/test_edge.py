@@ -144,6 +144,39 @@ def test_every_value_is_a_key_of_the_pinned_chart(module, key_file):
     assert unknown_values({"crds": {"enabled": {"x": 1}}}, paths) == ["crds.enabled"]
 
 
+def test_cert_manager_values_for_a_dns01_identity_are_keys_of_the_pinned_chart():
+    _, paths = load_key_set("cert-manager-v1.21.1.txt")
+    annotations = {"iam.gke.io/gcp-service-account": "dns@p.iam.gserviceaccount.com"}
+    args = cert_manager.release_args(
+        account_annotations=annotations, identity="dns@p.iam.gserviceaccount.com"
+    )
+    assert args["values"]["serviceAccount"] == {
+        "name": cert_manager.SERVICE_ACCOUNT,
+        "annotations": annotations,
+    }
+    assert unknown_values(args["values"], paths) == []
+
+
+@pytest.mark.parametrize(
+    "dns01",
+    [
+        {"route53": {"hostedZoneID": "Z0123456789ABCDEFGHIJ"}},
+        {"cloudDNS": {}},
+        {"route53": {"hostedZoneID": "Z0123456789ABCDEFGHIJ"}, "cnameStrategy": "Follow"},
+    ],
+    ids=["route53", "cloudDNS", "cname-follow"],
+)
+def test_a_dns01_issuer_over_a_cloud_identity_conforms_to_the_crd(dns01):
+    defaults = {"region": "eu-west-1"} if "route53" in dns01 else {"project": "dns-hub"}
+    issuer = cert_manager.cluster_issuer("ops@example.com", "gw", "ns", dns01=dns01, solver_defaults=defaults)
+    assert crd_problems(issuer) == []
+
+
+def test_the_cloud_dns_solver_needs_the_project_the_platform_supplies():
+    bare = cert_manager.cluster_issuer("ops@example.com", "gw", "ns", dns01={"cloudDNS": {}})
+    assert [p for p in crd_problems(bare) if "project" in p]
+
+
 def test_the_pinned_versions_are_the_projects():
     assert envoy_gateway.VERSION == versions.ENVOY_GATEWAY_VERSION == "v1.9.0"
     assert cert_manager.VERSION == versions.CERT_MANAGER_VERSION == "v1.21.1"

@@ -386,3 +386,65 @@ def test_bucket_grants_read_single_statements_and_managed_policies_but_not_denia
 
 def test_bucket_grants_pass_over_a_policy_a_first_preview_does_not_know():
     assert check("bucket-grants-scoped", role_policy(UNKNOWN_STRING_VALUE, "cluster"), EKS) == []
+
+
+# --- dns-grants-scoped --------------------------------------------------------------------------
+
+ZONE_ARN = "arn:aws:route53:::hostedzone/Z0123456789ABCDEFGHIJ"
+DNS_POLICY = {
+    "Version": "2012-10-17",
+    "Statement": [
+        {
+            "Sid": "ChallengeRecords",
+            "Effect": "Allow",
+            "Action": ["route53:ChangeResourceRecordSets"],
+            "Resource": [ZONE_ARN],
+            "Condition": {
+                "ForAllValues:StringEquals": {
+                    "route53:ChangeResourceRecordSetsRecordTypes": ["TXT"],
+                    "route53:ChangeResourceRecordSetsNormalizedRecordNames": [
+                        "_acme-challenge.det.example.org"
+                    ],
+                }
+            },
+        },
+        {
+            "Sid": "ChangeStatus",
+            "Effect": "Allow",
+            "Action": ["route53:GetChange"],
+            "Resource": "arn:aws:route53:::change/*",
+        },
+    ],
+}
+
+
+def test_dns_grants_pass_the_cert_manager_role_and_policies_without_route53_changes():
+    assert check("dns-grants-scoped", role_policy(DNS_POLICY, "cert-manager"), EKS) == []
+    assert check("dns-grants-scoped", role_policy(STORAGE_POLICY), EKS) == []
+    assert check("dns-grants-scoped", role_policy(AUTOSCALER_POLICY, "cluster-autoscaler"), EKS) == []
+    deny = {"Statement": [{"Effect": "Deny", "Action": "route53:*", "Resource": "*"}]}
+    assert check("dns-grants-scoped", role_policy(deny, "deny"), EKS) == []
+
+
+@pytest.mark.parametrize(
+    ("statement", "finding"),
+    [
+        (
+            {"Action": "route53:ChangeResourceRecordSets", "Resource": "arn:aws:route53:::hostedzone/*"},
+            "on 'arn:aws:route53:::hostedzone/*', not named hosted zones",
+        ),
+        ({"Action": "route53:*", "Resource": ZONE_ARN.replace("Z0", "z0")}, "not named hosted zones"),
+        ({"Action": "Route53:Change*", "Resource": "*"}, "on '*', not named hosted zones"),
+        ({"Action": "*", "Resource": ["*", ZONE_ARN]}, "on '*', not named hosted zones"),
+        ({"NotAction": "s3:*", "Resource": "*"}, "on '*', not named hosted zones"),
+        ({"Action": "route53:ChangeResourceRecordSets", "NotResource": ZONE_ARN}, "with NotResource"),
+    ],
+    ids=["zone-wildcard", "bad-zone-id", "action-wildcard", "star", "not-action", "not-resource"],
+)
+def test_dns_grants_refuse_record_changes_beyond_named_zones(statement, finding):
+    document = {"Version": "2012-10-17", "Statement": [{"Sid": "Dns", "Effect": "Allow", **statement}]}
+    (message,) = check("dns-grants-scoped", role_policy(document, "cert-manager"), EKS)
+    assert message.startswith(
+        "IAM role policy 'cert-manager' (det-prod-checkpoints): statement 'Dns' allows Route 53"
+    )
+    assert finding in message

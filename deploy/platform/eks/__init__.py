@@ -20,16 +20,18 @@ import pulumi_kubernetes as k8s
 from deploy import defaults, kube, passwords
 from deploy.addons import cluster_autoscaler, gpu_operator, nvidia_device_plugin
 from deploy.config import EksStack, InClusterDatabase, ManagedDatabase, S3Storage
+from deploy.config.tls import cloud_identity
 from deploy.platform import (
     ClusterHandle,
     DatabaseServer,
+    Dns01Identity,
     checkpoints,
     created_cluster,
     data_exports,
     database_volume,
 )
 from deploy.platform.eks import cluster as eks_cluster
-from deploy.platform.eks import database, iam, network, node_groups, storage
+from deploy.platform.eks import database, dns, iam, network, node_groups, storage
 
 
 class EksPlatform(pulumi.ComponentResource):
@@ -41,10 +43,10 @@ class EksPlatform(pulumi.ComponentResource):
         self.provider = aws.Provider("aws", region=region, opts=pulumi.ResourceOptions(parent=self))
         child = pulumi.ResourceOptions(parent=self, provider=self.provider)
         invoke = pulumi.InvokeOptions(parent=self, provider=self.provider)
+        invoke_output = pulumi.InvokeOutputOptions(parent=self, provider=self.provider)
         keep = not cfg.data_deletion_allowed
         data = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(retain_on_delete=keep))
         name_of = cfg.cluster.name
-        version = eks_cluster.kubernetes_version(cfg)
 
         managed_db = isinstance(cfg.database, ManagedDatabase)
         net = network.network(cfg, keep_database=keep and managed_db, opts=child)
@@ -60,11 +62,16 @@ class EksPlatform(pulumi.ComponentResource):
             child,
             inline=iam.secrets_key_policy(key.arn),
         )
+        eks_cluster.warn_extended_support(cfg)
         self.cluster = aws.eks.Cluster(
             "cluster",
             opts=pulumi.ResourceOptions.merge(
                 child,
-                pulumi.ResourceOptions(depends_on=cluster_role.ready, protect=cfg.environment == "prod"),
+                pulumi.ResourceOptions(
+                    depends_on=cluster_role.ready,
+                    protect=cfg.environment == "prod",
+                    ignore_changes=eks_cluster.ignored_changes(cfg),
+                ),
             ),
             **eks_cluster.cluster_args(cfg, cluster_role.arn, net.private_subnet_ids, key.arn),
         )
@@ -100,9 +107,7 @@ class EksPlatform(pulumi.ComponentResource):
         )
         # Add-ons the nodes need to join and get addresses: before the node groups.
         pod_identity = iam.POD_IDENTITY_TRUST
-        cni_role = iam.role(
-            "vpc-cni", iam.role_name(cfg, "vpc-cni"), pod_identity, iam.CNI_POLICIES, child
-        )
+        cni_role = iam.role("vpc-cni", iam.role_name(cfg, "vpc-cni"), pod_identity, iam.CNI_POLICIES, child)
         ebs_role = iam.role(
             "ebs-csi", iam.role_name(cfg, "ebs-csi"), pod_identity, iam.EBS_CSI_POLICIES, child
         )
@@ -126,20 +131,38 @@ class EksPlatform(pulumi.ComponentResource):
                         # The group's name is fixed: a change that replaces it (instance type,
                         # capacity, AMI, disk) must delete the old group first.
                         delete_before_replace=True,
-                        # The autoscaler owns the size after creation.
-                        ignore_changes=["scalingConfig.desiredSize"],
+                        # The autoscaler owns the size after creation. Subnets are set at
+                        # creation (a change replaces the group): groups made before they
+                        # followed the type's zones keep theirs.
+                        ignore_changes=["scalingConfig.desiredSize", "subnetIds"],
                     ),
                 ),
                 **node_groups.node_group_args(
-                    cfg, pool, self.cluster.name, node_role.arn, net.private_subnet_ids
+                    cfg,
+                    pool,
+                    self.cluster.name,
+                    node_role.arn,
+                    node_groups.subnets(
+                        pool, net.private_subnet_ids, net.private_subnet_zones, invoke_output
+                    ),
                 ),
             )
             asg = group.resources.apply(lambda resources: resources[0].autoscaling_groups[0].name)
-            for i, (tag_key, value) in enumerate(sorted(node_groups.node_template_tags(pool).items())):
+            # Named by key; the names they had by position stay as aliases.
+            positional = node_groups.positional_names(pool)
+            for tag_key, value in sorted(node_groups.node_template_tags(pool).items()):
+                aliases = [pulumi.Alias(name=positional[tag_key])] if tag_key in positional else []
                 aws.autoscaling.Tag(
-                    f"{pool.name}-template-{i}",
+                    node_groups.tag_name(pool, "template", tag_key),
                     autoscaling_group_name=asg,
                     tag={"key": tag_key, "value": value, "propagate_at_launch": False},
+                    opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(aliases=aliases)),
+                )
+            for tag_key, value in sorted(node_groups.instance_tags(cfg).items()):
+                aws.autoscaling.Tag(
+                    node_groups.tag_name(pool, "tag", tag_key),
+                    autoscaling_group_name=asg,
+                    tag={"key": tag_key, "value": value, "propagate_at_launch": True},
                     opts=child,
                 )
             self.node_groups.append(group)
@@ -184,7 +207,8 @@ class EksPlatform(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions.merge(
                 kube_opts, pulumi.ResourceOptions(depends_on=[*self.node_groups, association])
             ),
-            **cluster_autoscaler.release_args(name_of, region, version),
+            # The version the cluster runs: an unpinned cluster keeps the one it was made with.
+            **cluster_autoscaler.release_args(name_of, region, self.cluster.version),
         )
 
         if cfg.gpu_operator.enabled:
@@ -235,6 +259,7 @@ class EksPlatform(pulumi.ComponentResource):
         self.database: DatabaseServer | None = None
         if managed_db:
             self._rds(cfg, net, child, data)
+        self.dns01_identity = self._dns01_identity(cfg, child)
         self.register_outputs({"clusterName": self.cluster.name, "kubeconfig": self.kubeconfig})
 
     def _addon(
@@ -338,6 +363,31 @@ class EksPlatform(pulumi.ComponentResource):
                 ],
                 opts=part,
             )
+
+    def _dns01_identity(self, cfg: EksStack, child: pulumi.ResourceOptions) -> Dns01Identity | None:
+        """cert-manager's Route 53 role (DNS-01), through Pod Identity, when its solver names no keys."""
+        if cloud_identity(cfg.cloud, cfg.tls) is None:
+            return None
+        role = iam.role(
+            "cert-manager",
+            iam.role_name(cfg, "cert-manager"),
+            iam.POD_IDENTITY_TRUST,
+            (),
+            child,
+            inline=dns.role_policy(cfg),
+        )
+        association = aws.eks.PodIdentityAssociation(
+            "cert-manager",
+            cluster_name=self.cluster.name,
+            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=role.ready)),
+            **dns.association_args(role.arn),
+        )
+        return Dns01Identity(
+            solver_defaults=dns.solver_defaults(cfg),
+            account_annotations={storage.ROLE_ANNOTATION: role.arn},
+            identity=role.arn,
+            ready=[association],
+        )
 
     def _rds(
         self, cfg: EksStack, net: network.Network, child: pulumi.ResourceOptions, data: pulumi.ResourceOptions

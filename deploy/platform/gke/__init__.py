@@ -15,9 +15,12 @@ import pulumi_kubernetes as k8s
 from deploy import defaults, kube, passwords
 from deploy.addons import gpu_operator
 from deploy.config import ConfigError, GcsStorage, GkeStack, InClusterDatabase, ManagedDatabase, Problem
+from deploy.config import gke as gke_config
+from deploy.config.tls import cloud_identity
 from deploy.platform import (
     ClusterHandle,
     DatabaseServer,
+    Dns01Identity,
     checkpoints,
     created_cluster,
     data_exports,
@@ -25,7 +28,7 @@ from deploy.platform import (
     name_kept,
 )
 from deploy.platform.gke import cluster as gke_cluster
-from deploy.platform.gke import database, network, node_pools, storage
+from deploy.platform.gke import database, dns, network, node_pools, storage
 
 
 def project_of(cfg: GkeStack) -> str:
@@ -68,6 +71,7 @@ class GkePlatform(pulumi.ComponentResource):
             ),
             **gke_cluster.cluster_args(cfg, project, net, node_account.email),
         )
+        network.webhook_firewall(cfg, net, self.cluster, child)
         grants = [
             gcp.projects.IAMMember(
                 f"nodes-{role.rsplit('/', 1)[-1]}",
@@ -85,8 +89,8 @@ class GkePlatform(pulumi.ComponentResource):
                     child,
                     pulumi.ResourceOptions(
                         depends_on=grants,
-                        # The autoscaler owns the size; a new initial size would replace the pool.
-                        ignore_changes=["initialNodeCount"],
+                        # The autoscaler owns the size; CPU pools keep their secure boot.
+                        ignore_changes=node_pools.ignored_changes(pool),
                         # The pool's name is fixed: a change that replaces it (machine, GPUs,
                         # spot, service account) must delete the old pool first.
                         delete_before_replace=True,
@@ -110,13 +114,14 @@ class GkePlatform(pulumi.ComponentResource):
         self.database: DatabaseServer | None = None
         if managed_db:
             self._cloud_sql(cfg, net, child, data, keep)
+        self.dns01_identity = self._dns01_identity(cfg, project, child)
 
         self.ready: list[pulumi.Resource] = list(self.node_pools)
         self.storage_class: str | None = None
         if isinstance(cfg.database, InClusterDatabase):
             self.storage_class = database_volume.NAME
             volume_class = database_volume.storage_class(
-                "pd.csi.storage.gke.io", {"type": "pd-balanced"}, retain=keep
+                "pd.csi.storage.gke.io", {"type": gke_config.database_disk_type(cfg)}, retain=keep
             )
             self.ready.append(
                 kube.register(
@@ -168,6 +173,32 @@ class GkePlatform(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.cluster])),
             )
         self.storage_identity = {storage.ANNOTATION: account.email}
+
+    def _dns01_identity(
+        self, cfg: GkeStack, project: str, child: pulumi.ResourceOptions
+    ) -> Dns01Identity | None:
+        """cert-manager's Google account for Cloud DNS (DNS-01), when its solver names no key."""
+        if cloud_identity(cfg.cloud, cfg.tls) is None:
+            return None
+        zone_project = dns.dns_project(cfg, project)
+        account = gcp.serviceaccount.Account(
+            "dns", opts=name_kept(child, node_pools.ACCOUNT, "accountId"), **dns.account_args(cfg)
+        )
+        grant = gcp.projects.IAMMember(
+            "dns-admin", opts=child, **dns.grant_args(zone_project, account.member)
+        )
+        binding = gcp.serviceaccount.IAMMember(
+            "dns-cert-manager",
+            # The identity pool <project>.svc.id.goog exists once a cluster uses it.
+            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.cluster])),
+            **dns.workload_identity_args(project, account.name),
+        )
+        return Dns01Identity(
+            solver_defaults=dns.solver_defaults(zone_project),
+            account_annotations={storage.ANNOTATION: account.email},
+            identity=account.email,
+            ready=[grant, binding],
+        )
 
     def _cloud_sql(
         self,
