@@ -7,7 +7,9 @@ from typing import Literal
 from pydantic import Field, ValidationInfo, field_validator
 
 from deploy import defaults
+from deploy.config import eks_instances, gke_machines
 from deploy.config.base import ConfigModel
+from deploy.config.cluster import AwsZone, GcpZone
 from deploy.config.syntax import (
     DnsLabel,
     Flag,
@@ -69,6 +71,50 @@ class GpuConfig(ConfigModel):
 
 class CloudGpuConfig(GpuConfig):
     type: NonEmpty  # the accelerator to attach or the instance type's GPU
+
+
+# The short names users write for NVIDIA GPUs (NVIDIA's product names, with the memory size
+# where a GPU comes in two), per accelerator name as the clouds spell it: GKE's accelerator
+# types (gke_machines) and the names this project gives EC2's GPUs (eks_instances). A name
+# fits an accelerator when it is the accelerator's name or one of these, in any case.
+GPU_SHORT_NAMES: dict[str, tuple[str, ...]] = {
+    "nvidia-tesla-t4": ("t4",),
+    "nvidia-tesla-v100": ("v100",),
+    "nvidia-tesla-p100": ("p100",),
+    "nvidia-tesla-p4": ("p4",),
+    "nvidia-tesla-a100": ("a100", "a100-40gb"),
+    "nvidia-a100-80gb": ("a100", "a100-80gb"),
+    "nvidia-a10g": ("a10g",),
+    "nvidia-l4": ("l4",),
+    "nvidia-l40s": ("l40s",),
+    "nvidia-h100-80gb": ("h100", "h100-80gb"),
+    "nvidia-h100-mega-80gb": ("h100", "h100-mega", "h100-mega-80gb"),
+    "nvidia-h200-141gb": ("h200", "h200-141gb"),
+    "nvidia-b200": ("b200",),
+    "nvidia-gb200": ("gb200",),
+    "nvidia-rtx-pro-6000": ("rtx-pro-6000",),
+}
+
+
+def gpu_names(accelerator: str) -> tuple[str, ...]:
+    """Every name that fits `accelerator`: its short names, then its own."""
+    return (*GPU_SHORT_NAMES.get(accelerator, ()), accelerator)
+
+
+def canonical_gpu(written: str, offered: tuple[str, ...]) -> str | None:
+    """The one accelerator of `offered` that `written` names; None when none or several do."""
+    matches = [a for a in offered if written.lower() in gpu_names(a)]
+    return matches[0] if len(matches) == 1 else None
+
+
+def offered_accelerators(machine_type: str) -> tuple[str, ...]:
+    """The GPUs a machine type carries or takes. EC2 instance types are family.size (a dot);
+    Compute Engine machine types never hold one."""
+    if "." in machine_type:
+        accelerator = eks_instances.accelerator(machine_type)
+        return (accelerator,) if accelerator else ()
+    machine = gke_machines.gpu_machine(machine_type)
+    return machine.accelerators if machine else ()
 
 
 class NodePool(ConfigModel):
@@ -142,6 +188,18 @@ class CloudNodePool(NodePool):
     max_nodes: whole_number(1, MAX_NODES_PER_POOL) = 1
     spot: Flag = False
 
+    @field_validator("gpu")
+    @classmethod
+    def _accelerator_name(cls, gpu: CloudGpuConfig | None, info: ValidationInfo) -> CloudGpuConfig | None:
+        # A short name (`a100`, `l4`) becomes the accelerator the machine type carries (on GKE
+        # N1, the one of that name), so that everything after validation sees one name. A name
+        # that fits nothing is left for the cloud's rules to refuse with the names that fit.
+        machine_type = info.data.get("machine_type")
+        if gpu is None or machine_type is None:
+            return gpu
+        name = canonical_gpu(gpu.type, offered_accelerators(machine_type))
+        return gpu if name in (None, gpu.type) else gpu.model_copy(update={"type": name})
+
     @property
     def node_labels(self) -> dict[str, str]:
         """Labels the project puts on the pool's nodes."""
@@ -171,10 +229,19 @@ class GkeNodePool(CloudNodePool):
     gpu: GkeGpuConfig | None = None
     image_type: Literal["COS_CONTAINERD", "UBUNTU_CONTAINERD"] = "COS_CONTAINERD"
     disk_size_gb: whole_number(10, 65536) = 100
-    # Default: pd-balanced, or hyperdisk-balanced for series that only take Hyperdisk.
+    # Default: pd-balanced, or hyperdisk-balanced for series that cannot use it (the boot
+    # disk types per series: deploy/config/gke_machines.py).
     disk_type: Literal["pd-balanced", "pd-ssd", "pd-standard", "hyperdisk-balanced"] | None = None
+    # Where the pool's nodes go (node locations), zones of cluster.region. Default: GPU
+    # pools, the zones that offer their GPU (deploy/config/gke_gpu_zones.py); CPU pools,
+    # cluster.zones.
+    zones: list[GcpZone] | None = None
 
 
 class EksNodePool(CloudNodePool):
     # `machineType` is the EC2 instance type (p4d.24xlarge).
     disk_size_gb: whole_number(20, 16384) = 100
+    # Availability zones of cluster.region the group's nodes go to (the private subnets
+    # there). Default: every zone of the VPC where the instance type is offered (EC2's
+    # instance type offerings, read when the group is created).
+    zones: list[AwsZone] | None = None

@@ -12,10 +12,10 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BeforeValidator, Field
+from pydantic import AfterValidator, BeforeValidator, Field, ValidationInfo, field_validator
 
 from deploy import defaults, versions
-from deploy.config import capacity
+from deploy.config import capacity, gke_gpu_sharing
 from deploy.config.addons import GpuOperatorConfig, KueueConfig
 from deploy.config.base import ConfigModel
 from deploy.config.checkpoint_directory import directory_problems
@@ -27,7 +27,7 @@ from deploy.config.checkpoint_storage import (
 from deploy.config.cloud_names import name_problems
 from deploy.config.cluster import ClusterConfig, EksCluster, ExistingCluster, GkeCluster
 from deploy.config.database import DatabaseConfig, ExternalDatabase, ManagedDatabase, backup_problems
-from deploy.config.eks import eks_problems
+from deploy.config.eks import SYSTEM_MIN_NODES, eks_problems
 from deploy.config.errors import Problem, format_path
 from deploy.config.gke import gke_problems
 from deploy.config.master import MasterConfig
@@ -51,7 +51,7 @@ from deploy.config.syntax import (
     pattern_check,
     quantity_value,
 )
-from deploy.config.tls import CertManagerCertificate, ExposedTls, MasterTls, TlsConfig
+from deploy.config.tls import CertManagerCertificate, ExposedTls, MasterTls, TlsConfig, dns01_problems
 from deploy.kube import strategic_merge, validation
 
 # Queue quotas of resources whose amount is not known: covered (Kueue refuses a task asking
@@ -161,16 +161,18 @@ class StackConfig(ConfigModel):
 
     def queue_quota(self, resource_pool: ResourcePoolConfig) -> dict[str, str]:
         """nominalQuota per resource of a queued pool: the pool's quota where set, else what
-        its node pool holds at its largest (maxNodes times GPUs, and allocatable CPUs where
-        the machine type says them). CPU and memory are always covered (Kueue refuses a
-        task that asks for a resource its queue does not cover): without a known amount
-        they are not limited."""
+        its node pool holds at its largest (maxNodes times the `nvidia.com/gpu` a node
+        advertises, MIG partitions and shared GPUs counted as GKE exposes them, and
+        allocatable CPUs where the machine type says them). CPU and memory are always
+        covered (Kueue refuses a task that asks for a resource its queue does not cover):
+        without a known amount they are not limited."""
         node_pool = self.node_pool_of(resource_pool)
         quota = resource_pool.quota or QuotaConfig()
         nodes = getattr(node_pool, "max_nodes", None)  # created node pools only
         nominal: dict[str, str] = {}
         if node_pool.gpu:
-            gpus = quota.gpu if quota.gpu is not None else (nodes * node_pool.gpu.count if nodes else None)
+            per_node = gke_gpu_sharing.exposed_gpus_per_node(node_pool)
+            gpus = quota.gpu if quota.gpu is not None else (nodes * per_node if nodes else None)
             if gpus is not None:
                 nominal["nvidia.com/gpu"] = str(gpus)
         cores = capacity.vcpus(node_pool.machine_type) if node_pool.machine_type else None
@@ -206,19 +208,27 @@ class StackConfig(ConfigModel):
         return "gpu" if any(self._pool_has_gpus(p) for p in self.resource_pools) else "cpu"
 
     @property
-    def gpu_counts(self) -> list[int]:
-        """Distinct GPUs per node of the node pools that resource pools run on, ascending."""
+    def gpu_pools_in_use(self) -> list[NodePool]:
+        """The GPU node pools that resource pools run on, in order."""
         names = {p.node_pool for p in self.resource_pools}
-        return sorted({n.gpu_count for n in self.node_pools if n.name in names and n.gpu})
+        return [n for n in self.node_pools if n.name in names and n.gpu]
+
+    @property
+    def gpu_counts(self) -> list[int]:
+        """Distinct GPUs per node of the node pools that resource pools run on, ascending:
+        the `nvidia.com/gpu` a node advertises (a slot each), MIG partitions and shared GPUs
+        counted as GKE exposes them."""
+        return sorted({gke_gpu_sharing.exposed_gpus_per_node(n) for n in self.gpu_pools_in_use})
 
     @property
     def max_slots_per_pod(self) -> int:
         """The global slots-per-pod limit: as configured, else the largest value that
-        divides the GPUs per node of every GPU pool (so no pod asks for more GPUs than a
-        node has, and multi-pod tasks fill nodes evenly)."""
+        divides the GPUs a task pod may take on every GPU pool (so no pod asks for more GPUs
+        than a node gives one container, and multi-pod tasks fill nodes evenly)."""
         if self.slots.max_slots_per_pod:
             return self.slots.max_slots_per_pod
-        return math.gcd(*self.gpu_counts) if self.gpu_counts else 1
+        per_pod = [gke_gpu_sharing.gpus_per_container(n) for n in self.gpu_pools_in_use]
+        return math.gcd(*per_pod) if per_pod else 1
 
     @property
     def task_namespaces(self) -> list[str]:
@@ -279,6 +289,19 @@ class EksStack(StackConfig):
     cloud: Literal["eks"]
     cluster: EksCluster
     node_pools: list[EksNodePool] = Field(min_length=1)
+
+    @field_validator("node_pools")
+    @classmethod
+    def _system_pool_starts(cls, pools: list[EksNodePool], info: ValidationInfo) -> list[EksNodePool]:
+        # The default depends on `environment` (validated before nodePools), so it is filled in
+        # here; a minNodes the user wrote, 0 included, stays (eks_problems judges it).
+        wanted = SYSTEM_MIN_NODES.get(info.data.get("environment", "dev"), 1)
+        first = next((i for i, pool in enumerate(pools) if _system_capable(pool)), None)
+        if first is None or "min_nodes" in pools[first].model_fields_set:
+            return pools
+        pool = pools[first]
+        started = pool.model_copy(update={"min_nodes": min(wanted, pool.max_nodes)})
+        return [*pools[:first], started, *pools[first + 1 :]]
 
 
 AnyStack = Annotated[ExistingStack | GkeStack | EksStack, Field(discriminator="cloud")]
@@ -497,7 +520,8 @@ def pod_spec_problems(path: str, spec: dict[str, Any]) -> list[tuple[str, str]]:
         return [
             (
                 path,
-                "'$patch: delete' would remove the whole pod spec Determined builds on; remove the key instead",
+                "'$patch: delete' would remove the whole pod spec Determined builds on; "
+                "remove the key instead",
             )
         ]
 
@@ -705,6 +729,8 @@ def _slots_problems(cfg: StackConfig, add: Add) -> None:
                     f"{slots.max_slots_per_pod} does not divide the GPUs per node of every GPU pool "
                     f"({', '.join(map(str, gpu_counts))}); values that fit: {', '.join(map(str, fits))}",
                 )
+            else:
+                _shared_gpu_slots(cfg, add)
     elif slots.max_slots_per_pod is None:
         add(
             "slots.maxSlotsPerPod",
@@ -713,6 +739,27 @@ def _slots_problems(cfg: StackConfig, add: Add) -> None:
         )
     else:
         _cpu_slots_fit(cfg, add)
+
+
+def _shared_gpu_slots(cfg: StackConfig, add: Add) -> None:
+    """On nodes whose GPUs are shared, GKE's device plugin gives a container one
+    `nvidia.com/gpu` (time-sharing; MPS on nodes of several GPUs or partitions): a task pod
+    asking for more fails admission (deploy/config/gke_gpu_sharing.py)."""
+    wanted = cfg.slots.max_slots_per_pod
+    for node_pool in cfg.gpu_pools_in_use:
+        strategy = gke_gpu_sharing.sharing_strategy(node_pool) or (
+            "MIG partitions: a CUDA process uses one"
+            if getattr(node_pool.gpu, "partition_size", None)
+            else None
+        )
+        most = gke_gpu_sharing.gpus_per_container(node_pool)
+        if strategy and wanted > most:
+            add(
+                "slots.maxSlotsPerPod",
+                f"{wanted} slots per pod cannot run on node pool {node_pool.name!r}: its GPUs are shared "
+                f"({strategy}) and a container can use at most {most} of them; set {most}, or leave "
+                "maxSlotsPerPod out (then derived from the pools)",
+            )
 
 
 def _cpu_slots_fit(cfg: StackConfig, add: Add) -> None:
@@ -843,6 +890,7 @@ _RULES: list[tuple[Callable[[StackConfig, Add], None], set[str]]] = [
     (name_problems, {"cloud", "cluster", "nodePools"}),
     (_queue_problems, {"scheduler", "kueue", "nodePools", "resourcePools", "slots"}),
     (_gateway_problems, {"tls"}),
+    (dns01_problems, {"cloud", "tls"}),
     (backup_problems, {"environment", "database", "checkpointStorage"}),
     (_master_problems, {"master", "nodePools", "tls", "imagePullSecrets", "registryCredentials"}),
     (
