@@ -838,7 +838,7 @@ def _gateway_problems(cfg: StackConfig, add: Add) -> None:
             add(
                 "tls.certificate.dns01",
                 "required with exposure internal: Let's Encrypt cannot reach an internal load balancer "
-                "for HTTP-01 (give cert-manager's DNS-01 settings, e.g. {route53: {region: ...}})",
+                "for HTTP-01 (give cert-manager's DNS-01 settings, e.g. {route53: {hostedZoneID: Z...}})",
             )
         elif tls.source_ranges:
             add(
