@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 
 import pytest
+from conftest import GKE, raw_config
 
 from deploy.config import ConfigError, EksStack, eks_instances, load_config
 
@@ -266,16 +267,7 @@ def test_a_written_min_nodes_is_kept():
 def test_gke_pools_keep_min_nodes_0_its_autoscaler_runs_in_the_control_plane():
     # GKE scales node pools from zero itself (cluster autoscaling is a GKE feature, not a pod);
     # and a changed initial node count would replace existing GKE node pools.
-    gke = {
-        "cloud": "gke",
-        "cluster": {"name": "det", "region": "us-central1", "project": "my-project"},
-        "nodePools": [
-            {"name": "system", "machineType": "e2-standard-8"},
-            {"name": "l4", "machineType": "g2-standard-8", "gpu": {"type": "nvidia-l4", "count": 1}},
-        ],
-        "resourcePools": [{"name": "l4", "nodePool": "l4"}],
-    }
-    assert load_config(gke).node_pools[0].min_nodes == 0
+    assert load_config(raw_config(**GKE)).node_pools[0].min_nodes == 0
 
 
 # --- GPU names ---------------------------------------------------------------------------------
@@ -319,8 +311,7 @@ def test_common_gpu_short_names_become_the_instance_types_gpu(instance, written,
 )
 def test_gpu_short_names_on_gke_become_the_accelerator_type(machine, written, accelerator, count):
     raw = {
-        "cloud": "gke",
-        "cluster": {"name": "det", "region": "us-central1", "project": "my-project"},
+        **GKE,
         "nodePools": [
             {"name": "system", "machineType": "e2-standard-8"},
             {"name": "gpu", "machineType": machine, "gpu": {"type": written, "count": count}},

@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import copy
 
+import conftest
 import pytest
 from planning import by_kind, plan_for, planned, resource
 
 from deploy.config import ConfigError, gke_machines, load_config
 from deploy.config.gke import database_disk_type
 
+# conftest's smallest GKE stack with an L4 pool (offered in every zone of us-central1 it uses).
 GKE = {
-    "cloud": "gke",
-    "cluster": {"name": "det", "region": "us-central1", "project": "p"},
+    **conftest.GKE,
     "nodePools": [
         {"name": "system", "machineType": "e2-standard-8"},
         {"name": "l4", "machineType": "g2-standard-8", "gpu": {"type": "nvidia-l4", "count": 1}},
