@@ -196,10 +196,9 @@ def check_master_yaml(text: str, version: str, secrets: set[str]) -> list[str]:
 
 
 def run(prepared: Prepared, stack: str, policies=None, preview: bool = False) -> PlanResult:
-    """Run the program on a prepared config and turn its registrations into the plan."""
-    from policies import catalog
-    from policies.rule import context_from_config
-
+    """Run the program on a prepared config and turn its registrations into the plan.
+    `policies`: None judges the plan with the pack (policies/) as `pulumi preview
+    --policy-pack policies` does; a list of policy objects judges it with those."""
     try:
         recorder = run_program(prepared.config, prepared.secret_keys, stack, preview=preview)
     except stack_config.ConfigError as exc:
@@ -239,10 +238,14 @@ def run(prepared: Prepared, stack: str, policies=None, preview: bool = False) ->
     if result.master_yaml is not None:
         result.warnings += check_master_yaml(result.master_yaml, prepared.cfg.master.version, result.secrets)
     result.outputs = redact(recorder.stack_outputs)
+    # What the engine tells the pack: the stack's config (stand-ins for secrets), its exports.
+    deployment = policy_check.Deployment(
+        stack, ordered, prepared.config, prepared.secret_keys, preview, recorder.stack_outputs
+    )
     if policies is None:
-        # The context the CLI would give the pack: the stack's config (stand-ins for secrets).
-        policies = catalog.policies(context_from_config(prepared.config))
-    result.violations = policy_check.evaluate(policies, ordered, result.secrets)
+        result.violations = policy_check.run_pack(deployment, result.secrets)
+    else:
+        result.violations = policy_check.evaluate(policies, deployment, result.secrets)
     return result
 
 

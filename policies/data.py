@@ -238,13 +238,14 @@ def databases_private(context: Context, resource: Any, report: Report) -> None:
 
 def _force_ssl(group: Any) -> bool:
     return any(
-        facts.get(p, "name") == "rds.force_ssl" and str(facts.get(p, "value", default="")).strip() == "1"
+        facts.get(p, "name") == "rds.force_ssl"
+        and facts.shown(facts.get(p, "value", default="")).strip() == "1"
         for p in facts.items(facts.get(group.props, "parameters"))
     )
 
 
 def _major(version: Any) -> int | None:
-    head = str(version or "").split(".", 1)[0]
+    head = facts.shown(version or "").split(".", 1)[0]
     return int(head) if head.isdigit() else None
 
 
@@ -327,7 +328,7 @@ def databases_backed_up(context: Context, resource: Any, report: Report) -> None
         if not isinstance(days, int | float) or days < MIN_BACKUP_DAYS:
             report(
                 f"{facts.describe(resource, 'RDS instance', 'identifier')}: backupRetentionPeriod is "
-                f"{days if days is not None else 'not set'}, fewer than {MIN_BACKUP_DAYS} days"
+                f"{facts.shown(days) if days is not None else 'not set'}, fewer than {MIN_BACKUP_DAYS} days"
             )
 
 

@@ -59,6 +59,34 @@ def depends_on(resource: Any, prop: str) -> list[Any]:
     return list(getattr(resource, "property_dependencies", {}).get(prop, []))
 
 
+# --- numbers as the engine delivers them -------------------------------------------------
+
+# Properties reach a policy pack as a protobuf Struct, which has one kind of number: a double.
+# A count of 0 arrives as 0.0 (pulumi/pulumi v3.259.0 pkg/resource/plugin/rpc.go
+# MarshalPropertyValue; pulumi-policy 1.21.0 policy.py deserializes with
+# json_format.MessageToDict). Rules read whole numbers with `whole` and show numbers with `shown`.
+
+
+def whole(value: Any) -> int | None:
+    """A whole number from an int, a whole double or its text (tags are strings); None otherwise."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
+
+
+def shown(value: Any) -> str:
+    """A value as a message shows it: a whole double as the integer it stands for (2.0: 2)."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
 # --- values a first preview does not know yet -------------------------------------------
 
 # CrossGuard's sentinels for values not known yet, one per kind of value.
@@ -208,7 +236,7 @@ class NodePool:
     machine_types: tuple[str, ...]
     gpus: int  # per node; 0 for CPU pools
     spot: bool
-    min_nodes: int | None
+    min_nodes: int | None  # None: no minimum, or not a whole number
     labels: Mapping[str, str] = field(default_factory=dict)
     taints: tuple[Taint, ...] = ()
     gpu_image: bool = False  # EKS: an NVIDIA AMI
@@ -273,16 +301,15 @@ def node_pool(resource: Any) -> NodePool | None:
     props = resource.props
     if resource.resource_type == GKE_NODE_POOL:
         config = mapping(get(props, "nodeConfig"))
-        gpus = sum(int(get(a, "count", default=0)) for a in items(config.get("guestAccelerators")))
+        gpus = sum(whole(get(a, "count")) or 0 for a in items(config.get("guestAccelerators")))
+        minimum = get(props, "autoscaling", "minNodeCount")
         return NodePool(
             resource=resource,
             name=str(get(props, "name", default=resource.name)),
             machine_types=(str(config.get("machineType", "")),),
             gpus=gpus,
             spot=bool(config.get("spot") or config.get("preemptible")),
-            min_nodes=get(
-                props, "autoscaling", "totalMinNodeCount", default=get(props, "autoscaling", "minNodeCount")
-            ),
+            min_nodes=whole(get(props, "autoscaling", "totalMinNodeCount", default=minimum)),
             labels=mapping(config.get("labels")),
             taints=_taints(config.get("taints")),
         )
@@ -296,7 +323,7 @@ def node_pool(resource: Any) -> NodePool | None:
             machine_types=machines,
             gpus=gpus,
             spot=get(props, "capacityType") == "SPOT",
-            min_nodes=get(props, "scalingConfig", "minSize"),
+            min_nodes=whole(get(props, "scalingConfig", "minSize")),
             labels=mapping(get(props, "labels")),
             taints=_taints(get(props, "taints")),
             gpu_image=gpu_image,

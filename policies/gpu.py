@@ -49,17 +49,6 @@ def _machines(pool: NodePool) -> str:
     return ", ".join(pool.machine_types) or "(none)"
 
 
-def _int(value: Any) -> int | None:
-    """An integer from a number or its text (tags are strings); None otherwise."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    return None
-
-
 def _required_node_affinity(spec: Mapping[str, Any]) -> bool:
     terms = facts.get(
         spec,
@@ -235,7 +224,7 @@ def _eks_gpu_tags(resources: Sequence[Any], report: Report) -> None:
             tagged.add(group.urn)
             pool = facts.node_pool(group)
             assert pool is not None
-            count = _int(value)
+            count = facts.whole(value)
             if count != pool.gpus:
                 report(
                     f"EKS node group {pool.name!r}: its Auto Scaling group tag {GPU_RESOURCE_TAG} says "
@@ -266,8 +255,7 @@ def dev_gpu_pools_scale_to_zero(context: Context, resource: Any, report: Report)
     pool = facts.node_pool(resource)
     if pool is None or not pool.gpu:
         return
-    minimum = _int(pool.min_nodes)
-    if minimum == 0:
+    if pool.min_nodes == 0:
         return
     if pool.min_nodes is None:
         report(f"{_kind(pool)} {pool.name!r} has GPUs and no autoscaling minimum, so its nodes never go away")

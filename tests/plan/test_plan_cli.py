@@ -112,19 +112,16 @@ def test_an_out_holding_the_users_files_is_refused_before_planning(tmp_path, mon
     assert path.read_bytes() == before
 
 
-def _deny_deployments(level: EnforcementLevel) -> ResourceValidationPolicy:
-    def validate(args, report):
-        if args.resource_type == "kubernetes:apps/v1:Deployment":
-            report("no deployments allowed")
-
-    return ResourceValidationPolicy("deny-deployments", "test policy", validate, level)
+# A pack started as the CLI starts one, with one policy: at DENY_LEVEL, async with DENY_ASYNC.
+DENY_PACK = ROOT / "tests" / "plan" / "policy_packs" / "deny-deployments"
 
 
 @pytest.mark.parametrize(("level", "code"), [(EnforcementLevel.MANDATORY, 1), (EnforcementLevel.ADVISORY, 0)])
 def test_policy_violations_decide_the_exit_code(tmp_path, monkeypatch, level, code):
-    import policies.catalog
+    from plan import policy_check
 
-    monkeypatch.setattr(policies.catalog, "policies", lambda context: [_deny_deployments(level)])
+    monkeypatch.setattr(policy_check, "PACK", DENY_PACK)
+    monkeypatch.setenv("DENY_LEVEL", level.value)
     out = tmp_path / "o"
     assert cli.main(["local", "--out", str(out)]) == code
     (violation,) = json.loads((out / "policy.json").read_text())
@@ -298,24 +295,13 @@ def master_config(*args, **kwargs):
     return {**original(*args, **kwargs), "bogus_key": 1}
 master_yaml.master_config = master_config
 """
-ASYNC_POLICY = """
-import asyncio
-import policies.catalog
-from pulumi_policy import EnforcementLevel, ResourceValidationPolicy
-async def validate(args, report):
-    await asyncio.sleep(0)
-    if args.resource_type == "kubernetes:apps/v1:Deployment":
-        report("no deployments allowed")
-policies.catalog.policies = lambda context: [ResourceValidationPolicy("deny", "d", validate, EnforcementLevel.ADVISORY)]
+DENY_PACK_PATCH = f"""
+import os
+import plan.policy_check
+plan.policy_check.PACK = plan.policy_check.PACK.parent / {str(DENY_PACK.relative_to(ROOT))!r}
 """
-MANDATORY_POLICY = """
-import policies.catalog
-from pulumi_policy import EnforcementLevel, ResourceValidationPolicy
-def validate(args, report):
-    if args.resource_type == "kubernetes:apps/v1:Deployment":
-        report("no deployments allowed")
-policies.catalog.policies = lambda context: [ResourceValidationPolicy("deny", "d", validate, EnforcementLevel.MANDATORY)]
-"""
+ASYNC_POLICY = DENY_PACK_PATCH + "os.environ['DENY_ASYNC'] = '1'\n"
+MANDATORY_POLICY = DENY_PACK_PATCH + "os.environ['DENY_LEVEL'] = 'mandatory'\n"
 
 CASES: dict[str, Case] = {
     # Success, a mandatory policy violated.

@@ -1,19 +1,28 @@
 """Building what CrossGuard hands a policy, by hand (as pulumi-policy's own tests do), and
-running one rule of the pack on it."""
+running one rule of the pack on it.
+
+Props reach a rule as they reach it from the engine: marshalled the way the engine marshals
+them for a policy pack (plan.policy_check.properties: a Struct, so every number a double,
+secrets in Pulumi's signature object) and read back the way pulumi_policy's analyzer reads
+them (json_format.MessageToDict, then its deserialize_properties). Every rule test therefore
+feeds its rule engine-shaped values: a count written 0 here arrives as 0.0."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import yaml
+from google.protobuf import json_format
 from pulumi_policy import (
     PolicyCustomTimeouts,
     PolicyResource,
     PolicyResourceOptions,
     ResourceValidationArgs,
 )
+from pulumi_policy.deserialize import deserialize_properties
 from pulumi_policy.proxy import unknown_checking_proxy
 
+from plan.policy_check import properties
 from policies.catalog import RULES
 from policies.rule import Context, Rule
 
@@ -30,6 +39,11 @@ def rule(name: str) -> Rule:
     return found
 
 
+def engine_shaped(props: dict[str, Any]) -> dict[str, Any]:
+    """`props` as pulumi_policy hands them to a rule after the engine sent them."""
+    return deserialize_properties(json_format.MessageToDict(properties(props)))
+
+
 def options(protect: bool = False) -> PolicyResourceOptions:
     return PolicyResourceOptions(protect, [], None, [], PolicyCustomTimeouts(0, 0, 0), [])
 
@@ -40,7 +54,7 @@ def args(
     """One resource as a resource policy gets it (props behind CrossGuard's unknown proxy)."""
     urn = f"urn:pulumi:test::determined::{resource_type}::{name}"
     return ResourceValidationArgs(
-        resource_type, unknown_checking_proxy(props), urn, name, options(protect), None
+        resource_type, unknown_checking_proxy(engine_shaped(props)), urn, name, options(protect), None
     )
 
 
@@ -55,7 +69,15 @@ def resource(
     its value comes from."""
     urn = f"urn:pulumi:test::determined::{resource_type}::{name}"
     found = PolicyResource(
-        resource_type, unknown_checking_proxy(props), urn, name, options(protect), None, None, [], {}
+        resource_type,
+        unknown_checking_proxy(engine_shaped(props)),
+        urn,
+        name,
+        options(protect),
+        None,
+        None,
+        [],
+        {},
     )
     found.property_dependencies = dict(depends or {})
     return found
