@@ -212,9 +212,7 @@ def _gke_node_pool(inputs: dict[str, Any]) -> list[str]:
     if allowed is not None and disk not in allowed:
         found.append(f"{machine} boots from {', '.join(allowed)}, not {disk!r} ({gke_machines.__name__})")
     for accelerator in node_config.get("guestAccelerators") or []:
-        offered = gke_gpu_zones.zones(
-            accelerator.get("type"), inputs.get("location"), gke_machines.series(machine)
-        )
+        offered = gke_gpu_zones.zones(accelerator.get("type"), inputs.get("location"), machine)
         locations = inputs.get("nodeLocations")
         if offered is None:
             continue

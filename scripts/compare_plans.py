@@ -27,10 +27,8 @@ WATCHED: dict[str, tuple[str, ...]] = {
         "name",
         "location",
         "cluster",
-        "nodeConfig.machineType",
-        "nodeConfig.diskType",
-        "nodeConfig.diskSizeGb",
-        "nodeConfig.imageType",
+        # machineType, diskType, diskSizeGb and imageType update in place (terraform-provider-google
+        # node_config.go: not ForceNew, read 2026-11).
         "nodeConfig.guestAccelerators",
         "nodeConfig.spot",
         "nodeConfig.serviceAccount",

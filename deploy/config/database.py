@@ -4,6 +4,7 @@ chart (`fromHelmChart`): settings every mode shares (`DatabaseBase`)."""
 
 from __future__ import annotations
 
+import math
 import re
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -330,12 +331,14 @@ class ManagedDatabase(DatabaseBase):
 
     mode: Literal["managed"]
     backup: ServerBackupSettings = Field(default_factory=ServerBackupSettings)
-    # Cloud SQL tier (db-custom-2-8192) or RDS instance class (db.m6g.large).
+    # Cloud SQL tier (db-custom-2-8192) or RDS instance class (db.m6g.large); Cloud SQL's
+    # Enterprise Plus tiers hold a capital (db-perf-optimized-N-8), and are refused by name on
+    # GKE (cloud_sql_tier_problem).
     tier: Annotated[
         str,
         AfterValidator(
             pattern_check(
-                r"db[-.][a-z0-9][a-z0-9.-]*",
+                r"db[-.][a-z0-9][a-z0-9.-]*|db-perf-optimized-N-[0-9]+",
                 "a Cloud SQL tier (example: db-custom-2-8192) or RDS instance class (example: db.m6g.large)",
                 64,
             )
@@ -344,6 +347,56 @@ class ManagedDatabase(DatabaseBase):
     storage_size_gb: whole_number(10, 65536) = 20
     # A standby in a second zone; default: on in prod, off in dev.
     high_availability: Flag | None = None
+
+
+# Cloud SQL for PostgreSQL tiers in the ENTERPRISE edition the stack creates (deploy/platform/
+# gke/database.py): the shared-core db-f1-micro and db-g1-small, or db-custom-<vCPUs>-<MB> with
+# 1 or an even number of vCPUs up to 96 and 0.9 to 6.5 GB of memory per vCPU, a multiple of
+# 256 MB and at least 3.75 GB (3840 MB). db-perf-optimized-N-* tiers are ENTERPRISE_PLUS only;
+# predefined db-n1-* tiers are MySQL's. Sources (read 2026-11-25): https://cloud.google.com/
+# sql/docs/postgres/instance-settings ("Cores: 1 to 96 (must be either 1 or an even number)",
+# "Memory: 0.9 to 6.5 GB per vCPU (must be a multiple of 256 MB and at least 3.75 GB)");
+# terraform-provider-google website/docs/r/sql_database_instance.html.markdown at 23ad923
+# (2026-08-17), `tier`: "Postgres supports only shared-core machine types, and custom machine
+# types such as db-custom-2-13312", `edition`: "ENTERPRISE_PLUS supports only predefined
+# db-perf-optimized-N-* machine types ... shared-core and custom tiers ... require edition =
+# ENTERPRISE".
+CLOUD_SQL_SHARED_CORE = ("db-f1-micro", "db-g1-small")
+CLOUD_SQL_MAX_VCPUS = 96
+CLOUD_SQL_MB_PER_VCPU = (0.9 * 1024, 6.5 * 1024)
+CLOUD_SQL_MEMORY_STEP_MB = 256
+CLOUD_SQL_MIN_MEMORY_MB = 3840
+_CLOUD_SQL_CUSTOM = re.compile(r"db-custom-([0-9]+)-([0-9]+)")
+
+
+def cloud_sql_tier_problem(tier: str) -> str | None:
+    """Why Cloud SQL would refuse `tier` for an ENTERPRISE PostgreSQL instance (None: it takes it)."""
+    if tier in CLOUD_SQL_SHARED_CORE:
+        return None
+    example = "example: db-custom-2-8192 for 2 vCPUs and 8 GB"
+    if tier.startswith("db-perf-optimized-"):
+        return (
+            f"{tier!r} is an Enterprise Plus tier; the stack creates ENTERPRISE edition instances, which "
+            f"take {' or '.join(CLOUD_SQL_SHARED_CORE)} or db-custom-<vCPUs>-<MB> ({example})"
+        )
+    match = _CLOUD_SQL_CUSTOM.fullmatch(tier)
+    if match is None:
+        return (
+            f"{tier!r} is not a Cloud SQL for PostgreSQL tier: it takes {' or '.join(CLOUD_SQL_SHARED_CORE)} "
+            f"or db-custom-<vCPUs>-<MB> ({example})"
+        )
+    vcpus, memory = int(match[1]), int(match[2])
+    if not (vcpus == 1 or (vcpus % 2 == 0 and 2 <= vcpus <= CLOUD_SQL_MAX_VCPUS)):
+        return f"{vcpus} vCPUs: Cloud SQL takes 1 or an even number up to {CLOUD_SQL_MAX_VCPUS}"
+    step = CLOUD_SQL_MEMORY_STEP_MB
+    lowest = max(CLOUD_SQL_MIN_MEMORY_MB, math.ceil(vcpus * CLOUD_SQL_MB_PER_VCPU[0] / step) * step)
+    highest = math.floor(vcpus * CLOUD_SQL_MB_PER_VCPU[1] / step) * step
+    if memory % CLOUD_SQL_MEMORY_STEP_MB or not lowest <= memory <= highest:
+        return (
+            f"{memory} MB for {vcpus} vCPU(s): Cloud SQL takes a multiple of {CLOUD_SQL_MEMORY_STEP_MB} MB "
+            f"from {lowest} to {highest} (0.9 to 6.5 GB per vCPU, {CLOUD_SQL_MIN_MEMORY_MB} at least)"
+        )
+    return None
 
 
 DatabaseConfig = Annotated[

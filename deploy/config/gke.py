@@ -9,8 +9,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from deploy.config import gke_gpu_sharing, gke_gpu_zones, gke_machines
-from deploy.config.database import InClusterDatabase, ManagedDatabase
-from deploy.config.node_pools import GkeNodePool
+from deploy.config.database import InClusterDatabase, ManagedDatabase, cloud_sql_tier_problem
+from deploy.config.node_pools import ARM_TAINT, GkeNodePool
 from deploy.config.syntax import quantity_value, shown
 
 if TYPE_CHECKING:
@@ -74,6 +74,51 @@ def _gpu_problems(i: int, pool: GkeNodePool, operator: bool, add: Add) -> None:
                 )
 
 
+def _n1_size_problems(i: int, pool: GkeNodePool, add: Add) -> None:
+    """An N1 machine with GPUs attached has at most so many vCPUs and so much memory per GPU
+    count (gke_machines.N1_GPU_LIMITS)."""
+    gpu, shape = pool.gpu, gke_machines.n1_shape(pool.machine_type)
+    limits = gke_machines.N1_GPU_LIMITS.get(gpu.type if gpu else "", {})
+    if shape is None or gpu is None or gpu.count not in limits:
+        return
+    vcpus, memory = shape
+    most_vcpus, most_memory = limits[gpu.count]
+    if vcpus <= most_vcpus and memory <= most_memory:
+        return
+    kind = pool.machine_type.split("-")[1]
+    smaller = [
+        f"n1-{kind}-{n}"
+        for n in (1, 2, 4, 8, 16, 32, 64, 96)
+        if kind in gke_machines.N1_GB_PER_VCPU
+        and n <= most_vcpus
+        and n * gke_machines.N1_GB_PER_VCPU[kind] <= most_memory
+    ]
+    more = [n for n, (v, m) in limits.items() if v >= vcpus and m >= memory]
+    ways = ([f"use {smaller[-1]} or smaller"] if smaller else []) + (
+        [f"attach {more[0]} GPUs"] if more else []
+    )
+    add(
+        f"nodePools[{i}].machineType",
+        f"{pool.machine_type} has {vcpus} vCPUs and {memory:g} GB of memory; with {gpu.count} {gpu.type} "
+        f"GPU(s) an N1 machine takes at most {most_vcpus} vCPUs and {most_memory:g} GB (Compute Engine's "
+        f"N1 GPU limits)" + (f": {', or '.join(ways)}" if ways else ""),
+    )
+
+
+def _on_demand_problems(i: int, pool: GkeNodePool, add: Add) -> None:
+    if pool.spot or gke_machines.sold_on_demand(pool.machine_type):
+        return
+    series = gke_machines.series(pool.machine_type)
+    least = gke_machines.NOT_ON_DEMAND[series]
+    bigger = f", or {series}-{least}g, sold on demand" if least else ""
+    add(
+        f"nodePools[{i}].spot",
+        f"required for {pool.machine_type}: Compute Engine does not sell it on demand, only as Spot "
+        f"VMs, through flex-start or from a reservation (this project configures neither); set spot: "
+        f"true{bigger}",
+    )
+
+
 def _disk_problems(i: int, pool: GkeNodePool, add: Add) -> None:
     types = gke_machines.disk_types(pool.machine_type)
     if pool.disk_type is not None and types is not None and pool.disk_type not in types:
@@ -96,6 +141,15 @@ def _network_problems(cfg: GkeStack, add: Add) -> None:
             if key in net.model_fields_set:
                 alias = type(net).model_fields[key].alias
                 add(f"{at}.{alias}", "only for a created network (without network.name)")
+        host = shared_vpc_host(cfg)
+        if host is not None and net.pods_range is None and net.services_range is None:
+            add(
+                f"{at}.podsRange",
+                f"required with a Shared VPC network (its project, {host}, is not cluster.project): GKE "
+                "cannot create secondary ranges on the host project's subnet; name the subnet's secondary "
+                "ranges for pods and Services (podsRange, servicesRange), which the host project's admin "
+                "creates",
+            )
         return
     for key in ("pods_range", "services_range"):
         if getattr(net, key) is not None:
@@ -119,6 +173,26 @@ def _taint_problems(i: int, pool: GkeNodePool, add: Add) -> None:
             add(
                 f"nodePools[{i}].taints[{j}].value", "required on GKE (node taints there always have a value)"
             )
+        elif (
+            pool.arm and (taint.key, taint.effect) == (ARM_TAINT.key, ARM_TAINT.effect) and taint != ARM_TAINT
+        ):
+            add(
+                f"nodePools[{i}].taints[{j}]",
+                f"{pool.machine_type} is Arm: GKE taints its nodes {ARM_TAINT.key}={ARM_TAINT.value}:"
+                f"{ARM_TAINT.effect}, and a node takes one taint per key and effect",
+            )
+
+
+def shared_vpc_host(cfg: GkeStack) -> str | None:
+    """The project of an existing network named by path (projects/<p>/...) when it is not
+    cluster.project: a Shared VPC host project. None otherwise, or when cluster.project is
+    not set (gcp:project is not read at validation)."""
+    net, project = cfg.cluster.network, cfg.cluster.project
+    for path in (net.name, net.subnetwork):
+        parts = (path or "").split("/")
+        if len(parts) > 1 and parts[0] == "projects" and project and parts[1] != project:
+            return parts[1]
+    return None
 
 
 def _operator_image_types(cfg: GkeStack, add: Add) -> None:
@@ -150,8 +224,9 @@ def _gpu_fits(pool: GkeNodePool) -> bool:
 
 
 def _offered(pool: GkeNodePool, region: str) -> tuple[str, ...] | None:
-    """The zones of `region` that offer the pool's GPU (None: the zone table does not know it)."""
-    return gke_gpu_zones.zones(pool.gpu.type, region, gke_machines.series(pool.machine_type))
+    """The zones of `region` that offer the pool's GPU on its machine type (None: the zone
+    table does not know the GPU)."""
+    return gke_gpu_zones.zones(pool.gpu.type, region, pool.machine_type)
 
 
 def pool_zones(cfg: GkeStack, pool: GkeNodePool) -> list[str] | None:
@@ -201,11 +276,13 @@ def _pool_zone_problems(i: int, pool: GkeNodePool, cfg: GkeStack, add: Add) -> N
         return
     where = f"{accelerator} ({pool.machine_type})"
     if not offered:
+        others = gke_gpu_zones.regions(accelerator, pool.machine_type)
         series = gke_machines.series(pool.machine_type)
-        others = gke_gpu_zones.regions(accelerator, series)
+        sizes = gke_gpu_zones.zones(accelerator, region, series)
+        other_sizes = f"; other {series} sizes are, in {_choices(sizes)}" if sizes else ""
         add(
             f"nodePools[{i}].gpu.type",
-            f"{where} is not offered in {region}; regions that have it: {_choices(others)} "
+            f"{where} is not offered in {region}{other_sizes}; regions that have it: {_choices(others)} "
             f"(GPU zone table of {gke_gpu_zones.READ})",
         )
         return
@@ -236,6 +313,8 @@ def _database_problems(cfg: GkeStack, add: Add) -> None:
             f"{db.tier!r} is an RDS instance class; Cloud SQL tiers start with 'db-' "
             "(example: db-custom-2-8192)",
         )
+    elif isinstance(db, ManagedDatabase) and (problem := cloud_sql_tier_problem(db.tier)):
+        add("database.tier", problem)
     if isinstance(db, InClusterDatabase) and database_disk_type(cfg) == "hyperdisk-balanced":
         least = gke_machines.HYPERDISK_BALANCED_MIN_GIB
         if quantity_value(db.storage_size) < least * 1024**3:
@@ -258,6 +337,8 @@ def gke_problems(cfg: GkeStack, add: Add) -> None:
             )
             continue
         _gpu_problems(i, pool, operator, add)
+        _n1_size_problems(i, pool, add)
+        _on_demand_problems(i, pool, add)
         _pool_zone_problems(i, pool, cfg, add)
         _disk_problems(i, pool, add)
         _taint_problems(i, pool, add)

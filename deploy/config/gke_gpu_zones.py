@@ -51,7 +51,7 @@ _A2_ULTRAGPU: _Letters = {
     "us-east4": "c",
     "us-east5": "ab",
 }
-# a3-highgpu-1g/-2g/-4g also in europe-west8-c (a3-highgpu-8g is not).
+# a3-highgpu-1g/-2g/-4g also in europe-west8-c (a3-highgpu-8g is not: MACHINE_ZONES).
 _A3_HIGHGPU: _Letters = {
     "asia-east1": "c",
     "asia-northeast1": "b",
@@ -234,23 +234,37 @@ SERIES_ZONES: dict[str, dict[str, tuple[str, ...]]] = {
     "a3-edgegpu": _zones(_A3_EDGEGPU),
 }
 
+# Machine types offered in fewer zones than their series, from the same source's rows per
+# machine type: a3-highgpu-8g has no europe-west8 row, a3-highgpu-1g/-2g/-4g have
+# europe-west8-c. Every other size of the series above, of a2-ultragpu and of g2-standard has
+# the rows of its series (checked against the source, read 2026-11-25).
+MACHINE_ZONES: dict[str, dict[str, tuple[str, ...]]] = {
+    "a3-highgpu-8g": _zones({r: z for r, z in _A3_HIGHGPU.items() if r != "europe-west8"}),
+}
+
 # GPUs the source has no rows for: A4X (GB200) and G4 (RTX PRO 6000) machines. Their pools
 # name their zones themselves.
 UNLISTED = {"nvidia-gb200", "nvidia-rtx-pro-6000"}
 
 
-def _table(accelerator: str, series: str | None) -> dict[str, tuple[str, ...]]:
-    return SERIES_ZONES.get(series or "", ACCELERATOR_ZONES.get(accelerator, {}))
+def _table(accelerator: str, machine: str | None) -> dict[str, tuple[str, ...]]:
+    """The narrowest table that knows `machine` (a machine type or its series): the machine
+    type's, its series', else its GPU's."""
+    machine = machine or ""
+    series = "-".join(machine.split("-")[:2])
+    return MACHINE_ZONES.get(machine) or SERIES_ZONES.get(series) or ACCELERATOR_ZONES.get(accelerator, {})
 
 
-def regions(accelerator: str, series: str | None = None) -> tuple[str, ...]:
-    """The regions with at least one zone that offers `accelerator` (on `series`)."""
-    return tuple(sorted(_table(accelerator, series)))
+def regions(accelerator: str, machine: str | None = None) -> tuple[str, ...]:
+    """The regions with at least one zone that offers `accelerator` (on `machine`, a machine
+    type or series)."""
+    return tuple(sorted(_table(accelerator, machine)))
 
 
-def zones(accelerator: str, region: str, series: str | None = None) -> tuple[str, ...] | None:
-    """The zones of `region` where a pool of `series` with `accelerator` can run; () when
-    the region has none; None when the table does not know the accelerator."""
+def zones(accelerator: str, region: str, machine: str | None = None) -> tuple[str, ...] | None:
+    """The zones of `region` where a pool of `machine` (a machine type or its series) with
+    `accelerator` can run; () when the region has none; None when the table does not know
+    the accelerator."""
     if accelerator not in ACCELERATOR_ZONES:
         return None
-    return _table(accelerator, series).get(region, ())
+    return _table(accelerator, machine).get(region, ())

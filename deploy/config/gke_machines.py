@@ -11,13 +11,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# N1: accelerator type -> GPU counts one VM may attach.
-N1_ACCELERATORS: dict[str, tuple[int, ...]] = {
-    "nvidia-tesla-t4": (1, 2, 4),
-    "nvidia-tesla-v100": (1, 2, 4, 8),
-    "nvidia-tesla-p100": (1, 2, 4),
-    "nvidia-tesla-p4": (1, 2, 4),
+# N1: accelerator type -> GPU count one VM may attach -> the most vCPUs and memory (GB) an N1
+# machine may have with that many GPUs attached.
+# Source: Compute Engine's N1 GPU table, https://cloud.google.com/compute/docs/gpus (the table
+# itself could not be read from where this was written, 2026-11-25); the numbers are as two
+# secondary sources copy it, which agree: SkyPilot's sky/clouds/catalog/gcp_catalog.py
+# `_NUM_ACC_TO_MAX_CPU_AND_MEMORY` ("Refer to: https://cloud.google.com/compute/docs/gpus") and
+# dstackai/gpuhunt src/gpuhunt/providers/gcp.py `accelerator_limits` (both read 2026-11-25).
+N1_GPU_LIMITS: dict[str, dict[int, tuple[int, float]]] = {
+    "nvidia-tesla-t4": {1: (48, 312), 2: (48, 312), 4: (96, 624)},
+    "nvidia-tesla-v100": {1: (12, 78), 2: (24, 156), 4: (48, 312), 8: (96, 624)},
+    "nvidia-tesla-p100": {1: (16, 104), 2: (32, 208), 4: (96, 624)},
+    "nvidia-tesla-p4": {1: (24, 156), 2: (48, 312), 4: (96, 624)},
 }
+# N1: accelerator type -> GPU counts one VM may attach.
+N1_ACCELERATORS: dict[str, tuple[int, ...]] = {gpu: tuple(limits) for gpu, limits in N1_GPU_LIMITS.items()}
+# N1 predefined shapes: memory (GB) per vCPU. Source: https://cloud.google.com/compute/docs/
+# general-purpose-machines#n1_machines (read 2026-11-25): n1-standard 3.75 GB, n1-highmem 6.5 GB,
+# n1-highcpu 0.9 GB per vCPU (also the memory of every n1 row of the SkyPilot catalog above).
+N1_GB_PER_VCPU = {"standard": 3.75, "highmem": 6.5, "highcpu": 0.9}
 
 # Accelerator-optimized series (machine type without its size suffix) -> built-in GPU.
 SERIES_ACCELERATOR: dict[str, str] = {
@@ -102,6 +114,35 @@ DISK_TYPES: dict[str, tuple[str, ...]] = {
     "g4": HD,
 }
 
+# Machine types Compute Engine does not sell on demand: only as Spot VMs, through flex-start or
+# from reservations. Series -> None (no machine type of it) or the GPU count from which it is
+# sold on demand (A3 High: the 8-GPU machine only).
+# Source: "Consumption option availability by machine type", https://cloud.google.com/compute/
+# docs/accelerator-optimized-machines#consumption_option_availability_by_machine_type (not
+# readable from where this was written, 2026-11-25). Secondary, each citing that table: Google's
+# cluster-toolkit PR #6279 ("On Demand is not supported for A4", 2026-09-11) and
+# dstackai/gpuhunt src/gpuhunt/providers/gcp.py at 3584151 (2026-08-19; since PR #176,
+# 2025-09-29), which drops on-demand offers of a4x-*, a4-*, a3-ultragpu-* and a3-highgpu-* with
+# fewer than 8 GPUs (read 2026-11-25).
+NOT_ON_DEMAND: dict[str, int | None] = {
+    "a3-ultragpu": None,
+    "a4-highgpu": None,
+    "a4x-highgpu": None,
+    "a3-highgpu": 8,
+}
+
+# Arm machine families. GKE taints every Arm node kubernetes.io/arch=arm64:NoSchedule unless
+# the node pool's taint_config says otherwise (its default, ARCHITECTURE_TAINT_BEHAVIOR_
+# UNSPECIFIED, "defaults to ARM": "Taints all the nodes in the node pool with the default ARM
+# taint"). Sources (read 2026-11-25): https://cloud.google.com/kubernetes-engine/docs/how-to/
+# prepare-arm-workloads-for-deployment ("placing a taint (kubernetes.io/arch=arm64:NoSchedule)
+# on all Arm nodes"); the GKE API's TaintConfig.ArchitectureTaintBehavior
+# (https://docs.cloud.google.com/php/docs/reference/cloud-container/latest/V1.TaintConfig.
+# ArchitectureTaintBehavior). The families: T2A (Ampere Altra), C4A and N4A (Google Axion),
+# A4X (NVIDIA Grace CPUs), per https://cloud.google.com/compute/docs/machine-resource and
+# .../accelerator-optimized-machines (read 2026-11-25).
+ARM_FAMILIES = ("t2a", "c4a", "n4a", "a4x")
+
 # Disk sizes. A node boot disk takes at least 10 GB whatever its type (the GKE node pool
 # API: node_config.disk_size_gb "The smallest allowed disk size is 10GB", hashicorp/
 # terraform-provider-google google/services/container/node_config.go, read 2026-11-25; the
@@ -155,3 +196,43 @@ def gpu_machine(machine_type: str) -> GpuMachine | None:
     if count is None:
         return None
     return GpuMachine((accelerator,), (count,), fixed=True)
+
+
+def family(machine_type: str) -> str:
+    """'c4a-standard-8' -> 'c4a'."""
+    return machine_type.split("-")[0]
+
+
+def is_arm(machine_type: str) -> bool:
+    """Whether `machine_type` is an Arm machine (GKE taints its nodes)."""
+    return family(machine_type) in ARM_FAMILIES
+
+
+def gpu_count(machine_type: str) -> int | None:
+    """The GPUs an accelerator-optimized machine type comes with (None: not one)."""
+    machine = gpu_machine(machine_type)
+    return machine.counts[0] if machine is not None and machine.fixed else None
+
+
+def sold_on_demand(machine_type: str) -> bool:
+    """Whether Compute Engine sells `machine_type` on demand (NOT_ON_DEMAND)."""
+    name = series(machine_type)
+    if name not in NOT_ON_DEMAND:
+        return True
+    least = NOT_ON_DEMAND[name]
+    count = gpu_count(machine_type)
+    return least is not None and count is not None and count >= least
+
+
+def n1_shape(machine_type: str) -> tuple[int, float] | None:
+    """vCPUs and memory (GB) of an N1 machine type, from its name (n1-standard-8,
+    n1-custom-4-16384); None when the name does not say."""
+    parts = machine_type.split("-")
+    if parts[0] != "n1" or len(parts) < 3 or not parts[2].isdigit():
+        return None
+    vcpus = int(parts[2])
+    if parts[1] == "custom" and len(parts) == 4 and parts[3].isdigit():
+        return vcpus, int(parts[3]) / 1024
+    if parts[1] in N1_GB_PER_VCPU and len(parts) == 3:
+        return vcpus, vcpus * N1_GB_PER_VCPU[parts[1]]
+    return None

@@ -56,6 +56,8 @@ def test_the_table_covers_every_gpu_the_machine_types_take():
     assert not set(gke_gpu_zones.ACCELERATOR_ZONES) & gke_gpu_zones.UNLISTED
     for series in gke_gpu_zones.SERIES_ZONES:
         assert series in gke_machines.SERIES_ACCELERATOR
+    for machine in gke_gpu_zones.MACHINE_ZONES:
+        assert gke_machines.gpu_machine(machine) is not None, machine
 
 
 def test_every_zone_belongs_to_its_region_and_series_narrow_their_gpu():
@@ -67,6 +69,46 @@ def test_every_zone_belongs_to_its_region_and_series_narrow_their_gpu():
         gpu = gke_gpu_zones.ACCELERATOR_ZONES[gke_machines.SERIES_ACCELERATOR[series]]
         for region, zones in regions.items():
             assert set(zones) <= set(gpu[region]), (series, region)
+    for machine, regions in gke_gpu_zones.MACHINE_ZONES.items():
+        series = gke_gpu_zones.SERIES_ZONES[gke_machines.series(machine)]
+        for region, zones in regions.items():
+            assert zones and set(zones) <= set(series[region]), (machine, region)
+
+
+# Rows of the source per machine type (skypilot-catalog catalogs/v8/gcp/vms.csv @006059e, read
+# 2026-11-25): a3-highgpu-1g, -2g and -4g have a europe-west8-c row, a3-highgpu-8g none; every
+# size has the series' rows elsewhere.
+@pytest.mark.parametrize(
+    ("machine", "zones"),
+    [
+        ("a3-highgpu-1g", ("europe-west8-c",)),
+        ("a3-highgpu-2g", ("europe-west8-c",)),
+        ("a3-highgpu-4g", ("europe-west8-c",)),
+        ("a3-highgpu-8g", ()),
+    ],
+)
+def test_machine_types_offered_in_fewer_zones_than_their_series(machine, zones):
+    assert gke_gpu_zones.zones("nvidia-h100-80gb", "europe-west8", machine) == zones
+    assert gke_gpu_zones.zones("nvidia-h100-80gb", "us-central1", machine) == (
+        "us-central1-a",
+        "us-central1-b",
+        "us-central1-c",
+    )
+    # The series stands for its widest machine type.
+    assert gke_gpu_zones.zones("nvidia-h100-80gb", "europe-west8", "a3-highgpu") == ("europe-west8-c",)
+
+
+def test_a_pool_takes_the_zones_of_its_machine_type():
+    h100_4g = {**H100, "machineType": "a3-highgpu-4g", "gpu": {"type": "h100", "count": 4}, "spot": True}
+    assert zones_of(gke(h100_4g, region="europe-west8"), "h100") == ["europe-west8-c"]
+    lines = problems(gke(H100, region="europe-west8"))
+    assert any(
+        line.startswith(
+            "determined:nodePools[1].gpu.type: nvidia-h100-80gb (a3-highgpu-8g) is not offered in "
+            "europe-west8; other a3-highgpu sizes are, in europe-west8-c; regions that have it: asia-east1,"
+        )
+        for line in lines
+    ), lines
 
 
 # Rows of the source (skypilot-catalog catalogs/v8/gcp/vms.csv, read 2026-11-25), one per GPU.

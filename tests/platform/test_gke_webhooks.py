@@ -39,15 +39,29 @@ def test_kueues_webhook_port_is_the_one_the_rule_opens():
     assert network.WEBHOOK_PORTS["cert-manager"] in network.CONTROL_PLANE_PORTS
 
 
-def test_private_nodes_with_kueue_open_9443_to_the_control_plane():
+def test_kueues_visibility_api_port_is_opened_too():
+    # Kueue 0.19's chart: APIService v1beta2.visibility.kueue.x-k8s.io on Service
+    # kueue-visibility-server, targetPort 8082 (the visibility server's BindPort).
+    assert network.WEBHOOK_PORTS["kueue-visibility"] == 8082
+    assert network.WEBHOOK_PORTS["kueue-visibility"] not in network.CONTROL_PLANE_PORTS
+    cfg = load_config(private(fixture("kueue-gke")))
+    assert network.webhook_servers(cfg) == ["kueue", "kueue-visibility"]
+    assert network.webhook_ports(cfg) == [8082, 9443]
+
+
+def test_private_nodes_with_kueue_open_its_webhook_and_api_to_the_control_plane():
     result = plan_for(private(fixture("kueue-gke")), stack="kueue-private")
     (rule,) = firewalls(result)
     inputs = rule["inputs"]
     assert inputs["direction"] == "INGRESS"
-    assert inputs["allows"] == [{"protocol": "tcp", "ports": ["9443"]}]
+    assert inputs["allows"] == [{"protocol": "tcp", "ports": ["8082", "9443"]}]
     assert inputs["name"] == network.firewall_name(load_config(private(fixture("kueue-gke"))))
-    # Under the plan's mocks the cluster reports no control-plane /28 (as a Private Service
-    # Connect cluster does): the nodes' range, never an open rule.
+    # The stack sets no master_ipv4_cidr_block: a new private cluster uses Private Service
+    # Connect and reports no control-plane /28 (nor does it under the plan's mocks); its private
+    # endpoint is in the nodes' subnet, so the nodes' range, never an open rule.
+    assert "masterIpv4CidrBlock" not in str(
+        next(r for r in of_type(result, "container/cluster:Cluster"))["inputs"].get("privateClusterConfig")
+    )
     assert inputs["sourceRanges"] == ["10.10.0.0/20"]
     assert "0.0.0.0/0" not in inputs["sourceRanges"]
 

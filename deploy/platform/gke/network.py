@@ -1,7 +1,7 @@
 """The cluster's VPC: a created network and subnetwork (VPC-native secondary ranges), Cloud
 NAT for private nodes, private services access for Cloud SQL, and the firewall rule that
-lets a private cluster's control plane call the stack's admission webhooks; or an existing
-network.
+lets a private cluster's control plane call the stack's admission webhooks and aggregated APIs;
+or an existing network.
 
 Pure functions give each resource's arguments; `network` registers them.
 """
@@ -155,24 +155,31 @@ def network(
 # (read 2026-11-25).
 CONTROL_PLANE_PORTS = (443, 10250)
 
-# The port each admission webhook server the stack may install listens on in its pods (the
-# control plane calls the pod, whatever the Service's port). Sources (read 2026-11-25):
+# The port each server the control plane calls (admission webhooks, aggregated APIs) that the
+# stack may install listens on in its pods (the control plane calls the pod, whatever the
+# Service's port). Sources (read 2026-11-25):
 # - Kueue 0.19.2: `webhook.port: 9443` in the controller manager configuration (the chart's
 #   default, kept in deploy/addons/kueue.py) behind Service port 443 -> targetPort 9443
 #   (kubernetes-sigs/kueue charts/kueue/values.yaml); failurePolicy Fail: Jobs are refused
 #   while the control plane cannot reach it.
+# - Kueue's visibility API: the chart registers APIService v1beta2.visibility.kueue.x-k8s.io
+#   (charts/kueue/templates/visibility/apiservice_v1beta2.yaml) on Service
+#   kueue-visibility-server, port 443 -> targetPort 8082 (.../visibility/service.yaml), the
+#   controller manager's visibility server (pkg/visibility/server.go: BindPort = 8082). An
+#   APIService the control plane cannot reach breaks API discovery (kubectl, namespace
+#   deletion, controllers that list every API group).
 # - Envoy Gateway v1.9.0: the topology injector's MutatingWebhookConfiguration calls Service
 #   envoy-gateway on 9443 (envoyproxy/gateway charts/gateway-helm/templates/
 #   envoy-proxy-topology-injector-webhook.yaml); failurePolicy Ignore.
 # - cert-manager v1.21.1: `webhook.securePort` 10250, the chart's default, chosen because "in
 #   GKE private clusters, by default kubernetes apiservers are allowed to talk to the cluster
 #   nodes only on 443 and 10250" (cert-manager chart README).
-WEBHOOK_PORTS = {"kueue": 9443, "envoy-gateway": 9443, "cert-manager": 10250}
+WEBHOOK_PORTS = {"kueue": 9443, "kueue-visibility": 8082, "envoy-gateway": 9443, "cert-manager": 10250}
 
 
 def webhook_servers(cfg: GkeStack) -> list[str]:
-    """The add-ons with admission webhooks the stack installs."""
-    servers = ["kueue"] if cfg.scheduler == "kueue" else []
+    """The servers the control plane calls in pods of add-ons the stack installs."""
+    servers = ["kueue", "kueue-visibility"] if cfg.scheduler == "kueue" else []
     if isinstance(cfg.tls, ExposedTls):
         if cfg.tls.gateway_class_name is None:
             servers.append("envoy-gateway")
@@ -191,10 +198,16 @@ def firewall_name(cfg: GkeStack) -> str:
 
 
 def webhook_sources(control_plane_range: str | None, nodes_cidr: str) -> list[str]:
-    """Who may call the webhooks: the control plane's range (a VPC-peering private cluster
-    reports its /28). A cluster without one (Private Service Connect) gets the nodes' range,
-    which GKE's own rules already let in: never an empty list, which Compute Engine would
-    read as any address."""
+    """Who may call the webhooks: the control plane's range when the cluster has one (a
+    VPC-peering private cluster reports its /28, masterIpv4CidrBlock). The stack sets no
+    master_ipv4_cidr_block, so new private clusters use Private Service Connect and report
+    none: their control plane's private endpoint takes an address of the nodes' subnet (no
+    privateEndpointSubnetwork is set), so the nodes' range, as Google's own Terraform module
+    chooses for such clusters (terraform-google-modules/terraform-google-kubernetes-engine
+    modules/private-cluster/main.tf `cluster_endpoint_for_nodes`: private endpoint subnetwork's
+    range, else master_ipv4_cidr_block, else the cluster's subnet range; since #2354,
+    2025-06-06, read 2026-11-25). Never an empty list, which Compute Engine would read as any
+    address."""
     return [control_plane_range] if control_plane_range else [nodes_cidr]
 
 
@@ -215,7 +228,7 @@ def webhook_firewall_args(
         "name": firewall_name(cfg),
         "network": network,
         "direction": "INGRESS",
-        "description": f"The control plane of {cfg.cluster.name} calls the admission webhooks of "
+        "description": f"The control plane of {cfg.cluster.name} calls the webhooks and APIs of "
         f"{', '.join(webhook_servers(cfg))}",
         "source_ranges": pulumi.Output.from_input(control_plane).apply(
             lambda cidr: webhook_sources(cidr, nodes_cidr)

@@ -14,7 +14,7 @@ from typing import Any
 
 from deploy.config import GkeStack, gke_machines
 from deploy.config.gke import pool_zones
-from deploy.config.node_pools import GkeNodePool
+from deploy.config.node_pools import ARM_TAINT, GkeNodePool
 from deploy.platform import namer
 
 NODE_ROLES = ("roles/container.defaultNodeServiceAccount", "roles/artifactregistry.reader")
@@ -87,6 +87,38 @@ def disk_type(pool: GkeNodePool) -> str:
 DEFAULT_ZONE_COUNT = 3
 
 
+def initial_node_count(pool: GkeNodePool, zones: list[str] | None) -> int:
+    """Nodes per zone at creation (GKE creates that many in every zone): enough for minNodes
+    over the pool's zones, unless that passes maxNodes; then as many as maxNodes allows, maybe
+    0. Such a pool reaches minNodes once pods wait for it: the autoscaler adds nodes for
+    pending pods and does not grow a pool to its minimum by itself (kubernetes/autoscaler issue
+    #2288, a maintainer: "This is not specific to GKE, it's in general how CA works", read
+    2026-11-25). Read at creation only (ignore_changes)."""
+    count = len(zones) if zones else DEFAULT_ZONE_COUNT
+    per_zone = math.ceil(pool.min_nodes / count)
+    return per_zone if per_zone * count <= pool.max_nodes else pool.max_nodes // count
+
+
+# GPU pools upgrade one node at a time without a surge node: a surge upgrade first creates an
+# extra node, and "upgrades can fail if your project does not have enough resources" (GPU quota,
+# reservations, capacity): https://cloud.google.com/kubernetes-engine/docs/how-to/
+# node-upgrades-quota, "Resources for surge upgrades": "if maxSurge is set to more than zero",
+# else none; without spare capacity it points to upgrading in a resource-constrained
+# environment (read 2026-11-25). maxUnavailable 1: one node drained at a time. Updated in place:
+# upgrade_settings is not ForceNew, a change calls NodePools.update (hashicorp/
+# terraform-provider-google google/services/container/resource_container_node_pool.go at
+# e03b762, 2026-08-21, read 2026-11-25). CPU pools keep GKE's default (maxSurge 1).
+GPU_UPGRADE_SETTINGS = {"strategy": "SURGE", "max_surge": 0, "max_unavailable": 1}
+
+
+def node_taints(pool: GkeNodePool) -> list[dict[str, str]]:
+    """The taints the node pool API is given: the pool's, without the Arm taint GKE puts on Arm
+    nodes itself (ARM_TAINT: the API's default architecture taint behaviour). node_config's
+    taint_config is not sent: GKE versions that lack it refuse it (hashicorp/
+    terraform-provider-google issue #28418, 2026-07-21, read 2026-11-25)."""
+    return [t.node_taint for t in pool.all_taints if t != ARM_TAINT]
+
+
 def secure_boot(cfg: GkeStack, pool: GkeNodePool) -> bool:
     """Secure boot loads only signed kernel modules. GKE-managed drivers are signed; with the
     GPU operator the GPU pools' drivers come another way, so secure boot is off there. CPU
@@ -113,7 +145,7 @@ def node_pool_args(cfg: GkeStack, pool: GkeNodePool, cluster: Any, service_accou
         "disk_size_gb": pool.disk_size_gb,
         "disk_type": disk_type(pool),
         "labels": node_labels(pool, operator),
-        "taints": [t.node_taint for t in pool.all_taints],
+        "taints": node_taints(pool),
         "spot": pool.spot,
         "service_account": service_account,
         "oauth_scopes": list(NODE_SCOPES),
@@ -128,7 +160,7 @@ def node_pool_args(cfg: GkeStack, pool: GkeNodePool, cluster: Any, service_accou
     if pool.gpu:
         node_config["guest_accelerators"] = [_accelerator(pool, operator)]
     zones = pool_zones(cfg, pool)
-    return {
+    args: dict[str, Any] = {
         "name": pool.name,
         "cluster": cluster,
         "location": cfg.cluster.region,
@@ -136,8 +168,7 @@ def node_pool_args(cfg: GkeStack, pool: GkeNodePool, cluster: Any, service_accou
         # NodePools.update with the new locations (hashicorp/terraform-provider-google
         # google/services/container/resource_container_node_pool.go, read 2026-11-25).
         "node_locations": zones,
-        # Per zone; only read at creation (later sizes are the autoscaler's).
-        "initial_node_count": math.ceil(pool.min_nodes / (len(zones) if zones else DEFAULT_ZONE_COUNT)),
+        "initial_node_count": initial_node_count(pool, zones),
         "autoscaling": {
             "total_min_node_count": pool.min_nodes,
             "total_max_node_count": pool.max_nodes,
@@ -145,5 +176,17 @@ def node_pool_args(cfg: GkeStack, pool: GkeNodePool, cluster: Any, service_accou
             "location_policy": "ANY" if pool.spot else "BALANCED",
         },
         "management": {"auto_repair": True, "auto_upgrade": True},
+        # Set on every pool, so that turning cluster.privateNodes on (or off) reaches pools that
+        # exist: unset, a pool keeps what the cluster said when it was created. Updated in place
+        # (network_config.enable_private_nodes is not ForceNew; a change calls NodePools.update:
+        # resource_container_node_pool.go at e03b762, read 2026-11-25). Pools of a public cluster
+        # already report false (the API derives an unset value from the cluster's private
+        # nodes setting: NodeNetworkConfig.enablePrivateNodes, https://pub.dev/documentation/
+        # googleapis/latest/container_v1/NodeNetworkConfig/enablePrivateNodes.html, read
+        # 2026-11-25).
+        "network_config": {"enable_private_nodes": cfg.cluster.private_nodes},
         "node_config": node_config,
     }
+    if pool.gpu:
+        args["upgrade_settings"] = dict(GPU_UPGRADE_SETTINGS)
+    return args
