@@ -172,6 +172,9 @@ RULES: tuple[NameRule, ...] = (
             (r"google|g00gle", "names may not contain 'google'"),
         ),
         letter_first=False,
+        # Made unique per install (the cluster name, deploy/platform/checkpoints.py) after
+        # stacks were deployed without it: those keep their bucket.
+        kept=True,
     ),
     # --- AWS ---
     _rule(
@@ -301,6 +304,7 @@ RULES: tuple[NameRule, ...] = (
             ),
         ),
         letter_first=False,
+        kept=True,  # as the GCS bucket's
     ),
 )
 

@@ -19,8 +19,16 @@ from deploy.addons import release
 NAMESPACE = "kube-system"
 SERVICE_ACCOUNT = "cluster-autoscaler"
 
+# The Auto Scaling groups it may resize: those of this cluster (the tag EKS puts on them) in
+# the cluster's region and account. The tag alone would also match a cluster of the same name
+# in another region of the account. ARN form from the autoscaler's minimal policy
+# (kubernetes/autoscaler cluster-autoscaler/cloudprovider/aws/README.md, "Minimal IAM
+# Permissions Policy": arn:aws:autoscaling:REGION:ACCOUNT:autoScalingGroup:*:autoScalingGroupName/NAME;
+# read 2026-11-25), with any group name.
+ASG_ARN = "arn:aws:autoscaling:{region}:{account}:autoScalingGroup:*:autoScalingGroupName/*"
 
-def iam_policy(cluster: str) -> dict[str, Any]:
+
+def iam_policy(cluster: str, region: str, account: str) -> dict[str, Any]:
     return {
         "Version": "2012-10-17",
         "Statement": [
@@ -46,7 +54,7 @@ def iam_policy(cluster: str) -> dict[str, Any]:
                     "autoscaling:SetDesiredCapacity",
                     "autoscaling:TerminateInstanceInAutoScalingGroup",
                 ],
-                "Resource": "*",
+                "Resource": ASG_ARN.format(region=region, account=account),
                 # EKS tags the Auto Scaling groups of its managed node groups so.
                 "Condition": {
                     "StringEquals": {f"aws:ResourceTag/k8s.io/cluster-autoscaler/{cluster}": "owned"}

@@ -6,6 +6,7 @@ API endpoint fenced in prod, and a coherent VPC section."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 from datetime import date
 from typing import TYPE_CHECKING
@@ -52,6 +53,55 @@ ASG_TAG_KEY_MAX = 128
 ASG_TAG_VALUE_MAX = 256
 RESERVED_TAG_PREFIX = "aws:"
 
+# Tags per Auto Scaling group: "The maximum number of tags per resource is 50" (EC2 Auto
+# Scaling user guide, "Tag Auto Scaling groups and instances", Tag naming and usage
+# restrictions, https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-tagging.html,
+# read 2026-11-25). A group's Auto Scaling group carries cluster.tags, the node-template tags
+# (deploy/platform/eks/node_groups.py) and the tags EKS puts there itself: it tags a managed
+# node group's resources for the cluster-autoscaler's auto-discovery (EKS user guide, "Simplify
+# node lifecycle with managed node groups": "Amazon EKS tags managed node group resources so
+# that they are configured to use the Kubernetes Cluster Autoscaler",
+# https://docs.aws.amazon.com/eks/latest/userguide/managed-node-groups.html; the keys as the
+# autoscaler's AWS README names them, "Auto-Discovery Setup") and names the cluster and group
+# (eks:cluster-name, eks:nodegroup-name, kubernetes.io/cluster/<cluster>, as EKS sets them on
+# the group's Auto Scaling group). AWS's own `aws:` tags do not count ("This specific tag
+# doesn't count towards the 50 tags limit", EKS user guide, "Tag your Amazon EKS resources").
+ASG_TAGS_MAX = 50
+EKS_ASG_TAGS = (
+    "eks:cluster-name",
+    "eks:nodegroup-name",
+    "k8s.io/cluster-autoscaler/enabled",
+    "k8s.io/cluster-autoscaler/{cluster}",
+    "kubernetes.io/cluster/{cluster}",
+)
+
+# Characters AWS tag APIs take: "The string can only contain only the set of Unicode letters,
+# digits, white-space, '_', '.', ':', '/', '=', '+', '-', '@'", keys and values, none starting
+# with `aws:` or `rds:` (Amazon RDS API reference, Tag, Java regex
+# ^([\p{L}\p{Z}\p{N}_.:/=+\-@]*)$, https://docs.aws.amazon.com/AmazonRDS/latest/APIReference/API_Tag.html;
+# botocore 1.43.11, rds 2014-10-31 service model, Tag; read 2026-11-25). The same set is "the
+# standard set of characters available across AWS services that support tags" (e.g. Amazon
+# Personalize developer guide, "Managing tags"): cluster.tags go to S3, RDS, EKS, EC2 and Auto
+# Scaling alike, so they keep to it. Letters, spaces and digits are Unicode categories L, Z, N.
+TAG_CHARACTER_CATEGORIES = ("L", "Z", "N")
+TAG_SYMBOLS = "_.:/=+-@"
+RDS_RESERVED_TAG_PREFIX = "rds:"
+
+# The partition of AWS a region belongs to (botocore 1.43.11, data/partitions.json,
+# `regionRegex`, read 2026-11-25). Every ARN the stack writes (IAM managed policies, EKS
+# access policies, S3 buckets, Route 53 zones) is of the `aws` partition (arn:aws:...), so
+# regions of other partitions are refused (their ARNs start arn:aws-us-gov:, arn:aws-cn:, ...).
+AWS_PARTITION_REGION = re.compile(r"(us|eu|ap|sa|ca|me|af|il|mx)-\w+-\d+")
+OTHER_PARTITIONS = {
+    "aws-cn": re.compile(r"cn-\w+-\d+"),
+    "aws-us-gov": re.compile(r"us-gov-\w+-\d+"),
+    "aws-iso": re.compile(r"us-iso-\w+-\d+"),
+    "aws-iso-b": re.compile(r"us-isob-\w+-\d+"),
+    "aws-iso-e": re.compile(r"eu-isoe-\w+-\d+"),
+    "aws-iso-f": re.compile(r"us-isof-\w+-\d+"),
+    "aws-eusc": re.compile(r"eusc-de-\w+-\d+"),
+}
+
 # An untainted on-demand CPU group gets this many nodes at least when its minNodes is not
 # written (the first one only: see system_pool_defaults in deploy/config/stack.py): CoreDNS,
 # the coredns and aws-ebs-csi-driver add-ons and the cluster-autoscaler itself need a node
@@ -73,11 +123,27 @@ def _gpu_problems(i: int, pool: EksNodePool, add: Add) -> None:
     family = eks_instances.family(pool.machine_type)
     accelerator = eks_instances.accelerator(pool.machine_type)
     gpu = pool.gpu
+    refused = eks_instances.refused_gpu_family(pool.machine_type)
+    if refused:
+        families = ", ".join(sorted(eks_instances.FAMILY_ACCELERATOR))
+        add(
+            f"{at}.machineType",
+            f"{pool.machine_type!r} has {refused}; node groups take NVIDIA GPUs of: {families} "
+            "(or a CPU instance type)",
+        )
+        return
     if eks_instances.arm(pool.machine_type) and not accelerator:
         add(
             f"{at}.machineType",
             f"{pool.machine_type!r} has ARM (Graviton) CPUs; node groups run the x86_64 AL2023 AMIs: "
             "choose an x86 instance type (m6i, m7i, c7i, r7i, ...)",
+        )
+        return
+    if accelerator and pool.machine_type not in eks_instances.sizes(pool.machine_type):
+        add(
+            f"{at}.machineType",
+            f"{pool.machine_type!r} is not a size of {family}; EC2 offers "
+            f"{', '.join(eks_instances.sizes(pool.machine_type))}",
         )
         return
     if gpu is None:
@@ -205,22 +271,90 @@ def _label_problems(i: int, pool: EksNodePool, add: Add) -> None:
                 add(f"{at}.taints[{j}].key", f"makes a node-template tag the autoscaler reads: {message}")
 
 
+def tag_characters_problem(text: str) -> str | None:
+    """Why AWS tag APIs would refuse `text` as a tag key or value, or None."""
+    bad = sorted(
+        {
+            c
+            for c in text
+            if unicodedata.category(c)[0] not in TAG_CHARACTER_CATEGORIES and c not in TAG_SYMBOLS
+        }
+    )
+    if not bad:
+        return None
+    shown_bad = " ".join(repr(c) for c in bad)
+    symbols = " ".join(TAG_SYMBOLS)
+    return f"has {shown_bad}; AWS tags (RDS, S3, ...) take letters, digits, spaces and {symbols} only"
+
+
+def template_tag_count(pool: EksNodePool) -> int:
+    """The node-template tags the stack puts on the pool's Auto Scaling group: one per node
+    label (the pool's, its node-pool label and, on GPU pools, the GPU-present and accelerator
+    labels), one per taint, and the GPU resource (deploy/platform/eks/node_groups.py; a test
+    keeps the two equal)."""
+    labels = set(pool.node_labels) | ({"nvidia.com/gpu.present", ACCELERATOR_LABEL} if pool.gpu else set())
+    return len(labels) + len(pool.all_taints) + (1 if pool.gpu else 0)
+
+
+def asg_tags(cfg: EksStack, pool: EksNodePool) -> int:
+    """Tags on the pool's Auto Scaling group that count towards ASG_TAGS_MAX."""
+    return len(cfg.cluster.tags) + template_tag_count(pool) + len(EKS_ASG_TAGS)
+
+
 def _tag_problems(cfg: EksStack, add: Add) -> None:
-    """cluster.tags also go on every node group's Auto Scaling group (and so its instances)."""
+    """cluster.tags also go on every node group's Auto Scaling group (and so its instances),
+    the bucket, RDS and the rest."""
+    managed = isinstance(cfg.database, ManagedDatabase)
     for key, value in cfg.cluster.tags.items():
         at = f"cluster.tags.{key}"
         if key.lower().startswith(RESERVED_TAG_PREFIX) or value.lower().startswith(RESERVED_TAG_PREFIX):
             add(at, f"the {RESERVED_TAG_PREFIX!r} prefix is AWS's own; AWS refuses tags that start with it")
+        elif managed and (
+            key.lower().startswith(RDS_RESERVED_TAG_PREFIX)
+            or value.lower().startswith(RDS_RESERVED_TAG_PREFIX)
+        ):
+            add(
+                at,
+                f"the {RDS_RESERVED_TAG_PREFIX!r} prefix is RDS's own; RDS refuses tags that start with it",
+            )
         elif key.startswith(AUTOSCALER_TAGS):
             add(
                 at,
                 f"keys under {AUTOSCALER_TAGS!r} belong to the cluster-autoscaler, on the same Auto Scaling "
                 "groups",
             )
+        elif message := tag_characters_problem(key):
+            add(at, f"the key {message}")
+        elif message := tag_characters_problem(value):
+            add(at, f"the value {message}")
         else:
             message = asg_tag_problem(key, value)
             if message:
                 add(at, message)
+    for i, pool in enumerate(cfg.node_pools):
+        count = asg_tags(cfg, pool)
+        if count > ASG_TAGS_MAX:
+            at = "cluster.tags" if cfg.cluster.tags else f"nodePools[{i}].labels"
+            add(
+                at,
+                f"node group {pool.name!r} (nodePools[{i}]) would put {count} tags on its Auto Scaling "
+                f"group: {len(cfg.cluster.tags)} of cluster.tags, {template_tag_count(pool)} node-template "
+                f"tags of its labels and taints, {len(EKS_ASG_TAGS)} EKS adds itself; Auto Scaling takes "
+                f"at most {ASG_TAGS_MAX} per group: remove {count - ASG_TAGS_MAX}",
+            )
+
+
+def _region_problems(cfg: EksStack, add: Add) -> None:
+    region = cfg.cluster.region
+    if AWS_PARTITION_REGION.fullmatch(region):
+        return
+    partition = next((name for name, regex in OTHER_PARTITIONS.items() if regex.fullmatch(region)), None)
+    where = f"is in the {partition} partition" if partition else "is not a region of the aws partition"
+    add(
+        "cluster.region",
+        f"{region} {where}; every ARN this stack writes (IAM and EKS access policies, S3, Route 53) is "
+        "of the aws partition (arn:aws:...), so only its regions are supported",
+    )
 
 
 def _endpoint_problems(cfg: EksStack, add: Add) -> None:
@@ -303,6 +437,7 @@ def eks_problems(cfg: EksStack, add: Add) -> None:
         _taint_problems(i, pool, add)
         _label_problems(i, pool, add)
     _capacity_problems(cfg, add)
+    _region_problems(cfg, add)
     _tag_problems(cfg, add)
     _version_problems(cfg, add)
     _endpoint_problems(cfg, add)

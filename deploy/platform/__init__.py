@@ -66,7 +66,7 @@ class CreatedCluster(Protocol):
     storage_class: str | None
     ready: list[pulumi.Resource]
     storage_identity: dict[str, pulumi.Input[str]]
-    bucket: str | None
+    bucket: pulumi.Input[str] | None
     database: DatabaseServer | None
     dns01_identity: Dns01Identity | None
 
@@ -85,8 +85,9 @@ class ClusterHandle:
     # Annotations on the Kubernetes service accounts that reach the checkpoint bucket
     # (workload identity); empty: pods reach storage without a cloud identity.
     storage_identity: dict[str, pulumi.Input[str]] = field(default_factory=dict)
-    # The checkpoint bucket the platform created (None: the configured one, if any).
-    bucket: str | None = None
+    # The checkpoint bucket the platform created (None: the configured one, if any): the
+    # bucket resource's name, which a stack deployed under an older derivation keeps.
+    bucket: pulumi.Input[str] | None = None
     # The managed database the platform created (database.mode managed).
     database: DatabaseServer | None = None
     # cert-manager's cloud identity for DNS-01 (None: its solver brings its own credentials,
@@ -110,7 +111,9 @@ def created_cluster(platform: CreatedCluster, exports: dict[str, pulumi.Input]) 
     )
 
 
-def data_exports(bucket_url: str | None, database: DatabaseServer | None) -> dict[str, pulumi.Input]:
+def data_exports(
+    bucket_url: pulumi.Input[str] | None, database: DatabaseServer | None
+) -> dict[str, pulumi.Input]:
     """Stack outputs saying where a created cluster's data lives."""
     values: dict[str, pulumi.Input] = {}
     if bucket_url:

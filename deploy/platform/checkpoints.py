@@ -14,6 +14,21 @@ from deploy.config import StackConfig
 SUFFIX = "-checkpoints"
 
 
+# Bucket names are global (S3: unique across every account of the partition; GCS: across all
+# of Google Cloud). What a derived name holds must tell apart every install: the cluster name
+# (unique per account or project and region), the region, the account (S3) or project (GCS)
+# and the stack.
+# The stack name alone does not: two Pulumi projects (or organizations) both have a stack
+# "dev", and in us-east-1 CreateBucket on a bucket the account already owns succeeds ("if
+# you re-create an existing bucket that you already own in the North Virginia Region, Amazon S3
+# returns 200 OK": Amazon S3 API reference, CreateBucket, BucketAlreadyOwnedByYou;
+# https://docs.aws.amazon.com/AmazonS3/latest/API/API_CreateBucket.html and botocore 1.43.11,
+# read 2026-11-25), so the second install would silently share the first one's bucket (and
+# prune its backups). Stacks deployed before the cluster name was added keep their bucket: the
+# name is fixed at creation (deploy/names.py `kept`), and everything that names the bucket
+# (master.yaml, IAM, backups, outputs) takes it from the bucket resource.
+
+
 def bucket_name(*parts: str) -> str:
     """`<parts>-checkpoints` as a valid GCS and S3 name (3-63 lower-case letters, digits and
     '-'); shortened with a digest past 63 characters, so that it stays unique."""

@@ -152,7 +152,15 @@ def test_cname_follow_drops_the_record_name_and_a_solver_role_is_only_assumed():
     other_account = load_config(with_dns01(raw, {"route53": {"role": role}}))
     assert eks_dns.role_policy(other_account) == {
         "Version": "2012-10-17",
-        "Statement": [{"Sid": "DnsRole", "Effect": "Allow", "Action": ["sts:AssumeRole"], "Resource": role}],
+        "Statement": [
+            # Pod Identity's session tags are transitive: chaining needs sts:TagSession too.
+            {
+                "Sid": "DnsRole",
+                "Effect": "Allow",
+                "Action": ["sts:AssumeRole", "sts:TagSession"],
+                "Resource": role,
+            }
+        ],
     }
 
 

@@ -56,6 +56,15 @@ def test_an_eks_stack_with_gpu_pools_is_accepted():
         ("g6e.2xlarge", "nvidia-l40s", 1),
         ("g4dn.metal", "nvidia-tesla-t4", 8),
         ("p6-b200.48xlarge", "nvidia-b200", 8),
+        # EC2 DescribeInstanceTypes as the cluster-autoscaler's generated table has it.
+        ("p5.4xlarge", "nvidia-h100-80gb", 1),
+        ("g7e.2xlarge", "nvidia-rtx-pro-6000", 1),
+        ("g7e.8xlarge", "nvidia-rtx-pro-6000", 1),
+        ("g7e.12xlarge", "nvidia-rtx-pro-6000", 2),
+        ("g7e.24xlarge", "nvidia-rtx-pro-6000", 4),
+        ("g7e.48xlarge", "nvidia-rtx-pro-6000", 8),
+        ("gr6.8xlarge", "nvidia-l4", 1),
+        ("p6-b300.48xlarge", "nvidia-b300", 8),
     ],
 )
 def test_gpu_instance_types_carry_known_gpus(instance, accelerator, count):
@@ -67,6 +76,38 @@ def test_gpu_instance_types_carry_known_gpus(instance, accelerator, count):
 )
 def test_other_instance_types_carry_no_nvidia_gpu(instance):
     assert eks_instances.accelerator(instance) is None
+
+
+@pytest.mark.parametrize(
+    ("instance", "refused"),
+    [
+        ("g6f.xlarge", "a fraction of one NVIDIA L4"),
+        ("gr6f.4xlarge", "a fraction of one NVIDIA L4"),
+        ("p6e-gb200.36xlarge", "NVIDIA Grace superchips, whose CPUs are Arm"),
+        ("p2.xlarge", "NVIDIA K80 GPUs"),
+        ("p7.48xlarge", "GPUs of a family this release does not know"),
+        ("g3.4xlarge", "GPUs of a family this release does not know"),
+        ("g4ad.xlarge", "AMD GPUs"),
+    ],
+)
+def test_gpu_named_families_outside_the_table_are_refused_not_taken_for_cpu(instance, refused):
+    assert (eks_instances.refused_gpu_family(instance) or "").startswith(refused)
+    # As a CPU group (no gpu) too: it would get the standard AMI and no GPU taint.
+    (line,) = [
+        p for p in problems(eks(nodePools=[SYSTEM, {"name": "x", "machineType": instance}])) if "[1]" in p
+    ]
+    assert line.startswith(f"determined:nodePools[1].machineType: {instance!r} has {refused}"), line
+
+
+@pytest.mark.parametrize(
+    "instance", ["m6i.2xlarge", "c7i.4xlarge", "inf2.xlarge", "r7i.large", "x2idn.16xlarge"]
+)
+def test_cpu_families_are_not_gpu_named(instance):
+    assert eks_instances.refused_gpu_family(instance) is None
+
+
+def test_grace_families_are_arm():
+    assert eks_instances.arm("p6e-gb200.36xlarge") and not eks_instances.arm("p6-b200.48xlarge")
 
 
 BAD_CASES = [
@@ -206,6 +247,26 @@ BAD_CASES = [
         "determined:checkpointStorage.bucket: required with endpointUrl or static keys",
     ),
     (
+        "size a gpu family does not have",
+        with_gpu_pool(machineType="g7e.xlarge", gpu={"type": "rtx-pro-6000", "count": 1}),
+        "determined:nodePools[1].machineType: 'g7e.xlarge' is not a size of g7e; EC2 offers g7e.2xlarge,",
+    ),
+    (
+        "b300 count",
+        with_gpu_pool(machineType="p6-b300.48xlarge", gpu={"type": "b300", "count": 4}),
+        "determined:nodePools[1].gpu.count: p6-b300.48xlarge has 8 GPU(s), not 4",
+    ),
+    (
+        "govcloud region",
+        eks(cluster={**EKS["cluster"], "region": "us-gov-west-1"}),
+        "determined:cluster.region: us-gov-west-1 is in the aws-us-gov partition; every ARN this stack writes",
+    ),
+    (
+        "china region",
+        eks(cluster={**EKS["cluster"], "region": "cn-north-1"}),
+        "determined:cluster.region: cn-north-1 is in the aws-cn partition",
+    ),
+    (
         "gke keys on eks",
         eks(cluster={**EKS["cluster"], "releaseChannel": "STABLE"}),
         "determined:cluster.releaseChannel: only for cloud gke",
@@ -284,6 +345,8 @@ def test_gke_pools_keep_min_nodes_0_its_autoscaler_runs_in_the_control_plane():
         ("p5.48xlarge", "h100", "nvidia-h100-80gb", 8),
         ("p5e.48xlarge", "h200", "nvidia-h200-141gb", 8),
         ("p6-b200.48xlarge", "b200", "nvidia-b200", 8),
+        ("p6-b300.48xlarge", "b300", "nvidia-b300", 8),
+        ("g7e.12xlarge", "rtx-pro-6000", "nvidia-rtx-pro-6000", 2),
         ("g6.xlarge", "l4", "nvidia-l4", 1),
         ("g6e.xlarge", "l40s", "nvidia-l40s", 1),
         ("g4dn.xlarge", "t4", "nvidia-tesla-t4", 1),
@@ -314,7 +377,8 @@ def test_gpu_short_names_on_gke_become_the_accelerator_type(machine, written, ac
         **GKE,
         "nodePools": [
             {"name": "system", "machineType": "e2-standard-8"},
-            {"name": "gpu", "machineType": machine, "gpu": {"type": written, "count": count}},
+            # Spot: a3-ultragpu is not sold on demand (deploy/config/gke_machines.py NOT_ON_DEMAND).
+            {"name": "gpu", "machineType": machine, "gpu": {"type": written, "count": count}, "spot": True},
         ],
         "resourcePools": [{"name": "gpu", "nodePool": "gpu"}],
     }
@@ -387,6 +451,32 @@ BAD_NODE_GROUP_CASES = [
         "determined:cluster.tags.k8s.io/cluster-autoscaler/enabled: keys under 'k8s.io/cluster-autoscaler/'",
     ),
     (
+        "tag value with characters AWS tag APIs refuse",
+        eks(cluster={**EKS["cluster"], "tags": {"cost-center": "R&D 4711"}}),
+        "determined:cluster.tags.cost-center: the value has '&'; AWS tags (RDS, S3, ...) take letters, digits, "
+        "spaces and _ . : / = + - @ only",
+    ),
+    (
+        "tag key with characters AWS tag APIs refuse",
+        eks(cluster={**EKS["cluster"], "tags": {"project(pilot)": "x"}}),
+        "determined:cluster.tags.project(pilot): the key has '(' ')';",
+    ),
+    (
+        "tag of rds with a managed database",
+        eks(
+            cluster={**EKS["cluster"], "tags": {"rds:owner": "ml"}},
+            database={"mode": "managed", "tier": "db.m7g.large"},
+        ),
+        "determined:cluster.tags.rds:owner: the 'rds:' prefix is RDS's own",
+    ),
+    (
+        "more than 50 tags on an auto scaling group",
+        eks(cluster={**EKS["cluster"], "tags": {f"cost{i}": "x" for i in range(44)}}),
+        "determined:cluster.tags: node group 'a100' (nodePools[1]) would put 54 tags on its Auto Scaling "
+        "group: 44 of cluster.tags, 5 node-template tags of its labels and taints, 5 EKS adds itself; Auto "
+        "Scaling takes at most 50 per group: remove 4",
+    ),
+    (
         "kubernetes version newer than the table",
         eks(cluster={**EKS["cluster"], "kubernetesVersion": "1.99"}),
         "determined:cluster.kubernetesVersion: 1.99: this release does not know it yet",
@@ -400,6 +490,44 @@ BAD_NODE_GROUP_CASES = [
 def test_node_groups_eks_would_refuse_are_refused_naming_the_key(raw, expected):
     lines = problems(raw)
     assert any(line.startswith(expected) for line in lines), lines
+
+
+def test_tags_of_unicode_letters_digits_spaces_and_the_allowed_symbols_are_accepted():
+    tags = {"équipe": "données 1", "cost:center/2026": "ml_platform=+.-@", "チーム": "研究"}
+    assert load_config(eks(cluster={**EKS["cluster"], "tags": tags})).cluster.tags == tags
+    # `rds:` only matters where RDS gets the tags (a managed database).
+    load_config(eks(cluster={**EKS["cluster"], "tags": {"rds:owner": "ml"}}))
+
+
+def test_fifty_tags_on_an_auto_scaling_group_are_accepted_51_refused():
+    # The system group: 1 node-template tag (its node-pool label) and EKS's 5.
+    def lines(n):
+        return [
+            p
+            for p in problems_or_none(
+                eks(cluster={**EKS["cluster"], "tags": {f"t{i}": "x" for i in range(n)}})
+            )
+            if "'system'" in p
+        ]
+
+    assert lines(44) == []  # 44 + 1 + 5 = 50
+    (line,) = lines(45)
+    assert "would put 51 tags" in line
+
+
+def problems_or_none(raw) -> list[str]:
+    try:
+        load_config(raw)
+    except ConfigError as error:
+        return [str(p) for p in error.problems]
+    return []
+
+
+def test_regions_of_the_aws_partition_are_accepted():
+    for region in ("us-east-1", "ap-south-2", "il-central-1", "mx-central-1", "eu-central-2"):
+        assert not [
+            p for p in problems_or_none(eks(cluster={**EKS["cluster"], "region": region})) if "region" in p
+        ]
 
 
 def test_a_version_in_extended_support_is_accepted_and_refused_once_eks_drops_it(monkeypatch):

@@ -114,6 +114,13 @@ def test_the_autoscaler_runs_from_its_chart_with_its_own_role_for_this_cluster_o
     assert scaling["Condition"] == {
         "StringEquals": {"aws:ResourceTag/k8s.io/cluster-autoscaler/det-prod": "owned"}
     }
+    # Only the groups of this region and account: the tag alone also matches a cluster of the
+    # same name in another region (the autoscaler README's minimal policy names the ARN).
+    assert scaling["Resource"] == (
+        f"arn:aws:autoscaling:us-west-2:{AWS_ACCOUNT}:autoScalingGroup:*:autoScalingGroupName/*"
+    )
+    (describe,) = [s for s in statements if "autoscaling:DescribeAutoScalingGroups" in s["Action"]]
+    assert describe["Resource"] == "*"  # as in the README's policies
 
 
 # --- cluster ------------------------------------------------------------------------------------
@@ -216,7 +223,7 @@ def test_exports_name_the_cluster_and_the_way_in():
     assert outputs["clusterName"] == "det-prod"
     assert outputs["kubeconfig"] == SECRET
     assert outputs["updateKubeconfig"] == "aws eks update-kubeconfig --name det-prod --region us-west-2"
-    assert outputs["checkpointBucket"] == f"s3://eks-prod-{AWS_ACCOUNT}-us-west-2-checkpoints"
+    assert outputs["checkpointBucket"] == f"s3://eks-prod-det-prod-{AWS_ACCOUNT}-us-west-2-checkpoints"
     assert outputs["databaseEndpoint"].endswith(".rds.amazonaws.com:5432")
     assert planned("eks-prod", preview=True).outputs["databaseEndpoint"] == UNKNOWN
 
@@ -291,7 +298,7 @@ def test_the_created_bucket_is_locked_down_and_kept():
         versioned = of_type(result, "s3/bucketVersioning:BucketVersioning")
         assert bool(versioned) == (stack == "eks-prod")
     assert master_yaml(planned("eks-dev"))["checkpoint_storage"]["bucket"] == (
-        f"eks-dev-{AWS_ACCOUNT}-us-east-1-checkpoints"
+        f"eks-dev-det-dev-{AWS_ACCOUNT}-us-east-1-checkpoints"
     )
 
 
@@ -312,7 +319,7 @@ def test_pod_identity_binds_exactly_the_accounts_that_touch_checkpoints():
         ("det-l4", "determined-task"),
         ("determined", "determined-db-backup"),
         ("determined", "determined-master"),
-        ("determined", "determined-task"),
+        ("determined-tasks", "determined-task"),
     ]
     accounts = {
         (a["metadata"]["namespace"], a["metadata"]["name"]) for a in by_kind(result, "ServiceAccount")
@@ -342,13 +349,13 @@ def test_the_storage_policy_covers_the_bucket_and_prefix_only():
 
 
 @pytest.mark.parametrize(
-    ("account", "region", "stack"),
-    [("123456789012", "us-east-1", "dev"), ("1" * 12, "ap-southeast-2", "x" * 60)],
+    ("account", "region", "stack", "cluster"),
+    [("123456789012", "us-east-1", "dev", "det"), ("1" * 12, "ap-southeast-2", "x" * 60, "c" * 40)],
 )
-def test_derived_bucket_names_are_valid_s3_names(account, region, stack):
+def test_derived_bucket_names_are_valid_s3_names(account, region, stack, cluster):
     import re
 
-    name = storage.bucket_name(account, region, stack)
+    name = storage.bucket_name(stack, cluster, account, region)
     assert re.fullmatch(r"[a-z0-9][a-z0-9-]{1,61}[a-z0-9]", name), name
 
 

@@ -11,7 +11,7 @@ from planning import of_type, plan_for
 
 from deploy.config import ConfigError, load_config
 from deploy.config.node_pools import EksNodePool
-from deploy.platform.eks import node_groups
+from deploy.platform.eks import network, node_groups
 from plan import mocks
 
 P5 = EksNodePool.model_validate(
@@ -97,3 +97,64 @@ def test_pool_zones_are_zones_of_the_vpc(zones, cluster_zones, expected):
     assert any(str(p).startswith(expected) for p in error.value.problems), [
         str(p) for p in error.value.problems
     ]
+
+
+# --- the zones a created VPC takes ------------------------------------------------------------
+
+
+def test_default_zones_leave_out_local_zones_and_the_zone_ids_eks_refuses(monkeypatch):
+    asked: list[dict] = []
+    zones = mocks.INVOKES["aws:index/getAvailabilityZones:getAvailabilityZones"]
+
+    def record(req):
+        asked.append(dict(req.inputs))
+        return zones(req)
+
+    monkeypatch.setitem(mocks.INVOKES, "aws:index/getAvailabilityZones:getAvailabilityZones", record)
+    plan_for(_eks())
+    (args,) = asked
+    assert args["state"] == "available"
+    # EKS's subnet requirements: no cluster subnets in these zone IDs (us-east-1, us-west-1,
+    # ca-central-1); Local and Wavelength Zones are opted in, Availability Zones never need it.
+    assert sorted(args["excludeZoneIds"]) == sorted(network.EKS_UNSUPPORTED_ZONE_IDS)
+    assert set(network.EKS_UNSUPPORTED_ZONE_IDS) == {"use1-az3", "usw1-az2", "cac1-az3"}
+    assert args["filters"] == [{"name": "opt-in-status", "values": ["opt-in-not-required"]}]
+    # Named zones are used as given: nothing to ask.
+    asked.clear()
+    plan_for(_eks(zones=["us-east-1a", "us-east-1b"]))
+    assert asked == []
+
+
+def test_subnet_zones_are_fixed_at_creation_and_groups_follow_the_zone_each_subnet_reports(monkeypatch):
+    # A VPC made before the zones were filtered keeps its subnets (ignore_changes), so groups
+    # are placed by the zone a subnet reports, not by the zone list asked now.
+    subnet = mocks.RESOURCES["aws:ec2/subnet:Subnet"]
+
+    def private_0_elsewhere(req):
+        answer = subnet.create(req)
+        return {**answer, "availabilityZone": "us-east-1f"} if req.name == "private-0" else answer
+
+    monkeypatch.setitem(
+        mocks.RESOURCES,
+        "aws:ec2/subnet:Subnet",
+        mocks.ResourceModel(create=private_0_elsewhere, ident=subnet.ident),
+    )
+    offerings = mocks.INVOKES["aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings"]
+
+    def p4d_in_f_only(req):
+        answer = offerings(req)
+        if req.inputs["filters"][0]["values"] == ["p4d.24xlarge"]:
+            answer["locations"] = ["us-east-1f"]
+        return answer
+
+    monkeypatch.setitem(
+        mocks.INVOKES, "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings", p4d_in_f_only
+    )
+    result = plan_for(_eks())
+    subnets = {s["name"]: s for s in of_type(result, "ec2/subnet:Subnet")}
+    assert all(s["options"]["ignoreChanges"] == ["availabilityZone"] for s in subnets.values())
+    # Only private-0 reports us-east-1f, the one zone offering p4d.24xlarge (placing by the
+    # zones asked, a and b, would find none and stop the plan).
+    groups = {g["name"]: g for g in of_type(result, "eks/nodeGroup:NodeGroup")}
+    (only,) = groups["a100"]["inputs"]["subnetIds"]
+    assert only == mocks._aws_id("subnet")(mocks.Request("aws:ec2/subnet:Subnet", "private-0", {}, {}))

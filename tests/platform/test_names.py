@@ -105,6 +105,9 @@ def test_names_whose_derivation_changed_are_kept_at_creation():
         ("gcp:compute/globalAddress:GlobalAddress", "name"),
         ("gcp:sql/databaseInstance:DatabaseInstance", "name"),
         ("aws:iam/role:Role", "name"),
+        # Buckets gained the cluster name (deploy/platform/checkpoints.py).
+        ("aws:s3/bucket:Bucket", "bucket"),
+        ("gcp:storage/bucket:Bucket", "name"),
     }
     assert names.kept_at_creation("aws:iam/role:Role", "name") == ["name"]
     assert names.kept_at_creation("aws:rds/instance:Instance", "identifier") == []

@@ -10,12 +10,12 @@ functions give each resource's arguments, `EksPlatform` only registers and wires
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
+import pulumi_random
 
 from deploy import defaults, kube, passwords
 from deploy.addons import cluster_autoscaler, gpu_operator, nvidia_device_plugin
@@ -29,6 +29,7 @@ from deploy.platform import (
     created_cluster,
     data_exports,
     database_volume,
+    name_kept,
 )
 from deploy.platform.eks import cluster as eks_cluster
 from deploy.platform.eks import database, dns, iam, network, node_groups, storage
@@ -119,7 +120,7 @@ class EksPlatform(pulumi.ComponentResource):
         for addon in eks_cluster.ADDONS:
             if addon in eks_cluster.ADDONS_ON_NODES:
                 continue
-            addons[addon] = self._addon(addon, addon_roles.get(addon), child)
+            addons[addon] = self._addon(addon, addon_roles.get(addon), child, invoke_output)
         self.node_groups = []
         for pool in cfg.node_pools:
             group = aws.eks.NodeGroup(
@@ -131,10 +132,10 @@ class EksPlatform(pulumi.ComponentResource):
                         # The group's name is fixed: a change that replaces it (instance type,
                         # capacity, AMI, disk) must delete the old group first.
                         delete_before_replace=True,
-                        # The autoscaler owns the size after creation. Subnets are set at
-                        # creation (a change replaces the group): groups made before they
-                        # followed the type's zones keep theirs.
-                        ignore_changes=["scalingConfig.desiredSize", "subnetIds"],
+                        # The autoscaler owns the size after creation (node_groups.DESIRED_SIZE).
+                        # Subnets are set at creation (a change replaces the group): groups
+                        # made before they followed the type's zones keep theirs.
+                        ignore_changes=[node_groups.DESIRED_SIZE, "subnetIds"],
                     ),
                 ),
                 **node_groups.node_group_args(
@@ -145,6 +146,7 @@ class EksPlatform(pulumi.ComponentResource):
                     node_groups.subnets(
                         pool, net.private_subnet_ids, net.private_subnet_zones, invoke_output
                     ),
+                    self.cluster.version,
                 ),
             )
             asg = group.resources.apply(lambda resources: resources[0].autoscaling_groups[0].name)
@@ -166,10 +168,17 @@ class EksPlatform(pulumi.ComponentResource):
                     opts=child,
                 )
             self.node_groups.append(group)
-        after_nodes = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=self.node_groups))
+        # The node group the master runs on (the first untainted on-demand CPU pool by default):
+        # what Determined waits for, and enough for the add-ons whose pods need nodes.
+        system_groups = [
+            group
+            for pool, group in zip(cfg.node_pools, self.node_groups, strict=True)
+            if cfg.master_node_pool is None or pool.name == cfg.master_node_pool.name
+        ]
+        after_nodes = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=system_groups))
         for addon in eks_cluster.ADDONS:
             if addon in eks_cluster.ADDONS_ON_NODES:
-                addons[addon] = self._addon(addon, addon_roles.get(addon), after_nodes)
+                addons[addon] = self._addon(addon, addon_roles.get(addon), after_nodes, invoke_output)
 
         self.kubeconfig = pulumi.Output.secret(
             pulumi.Output.all(self.cluster.endpoint, self.cluster.certificate_authority.data).apply(
@@ -182,7 +191,8 @@ class EksPlatform(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=self.access),
         )
         kube_opts = pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.kubernetes})
-        self.ready: list[pulumi.Resource] = [*self.node_groups, *addons.values()]
+        # Not the GPU groups, the GPU operator or the device plugin: Determined starts without them.
+        self.ready: list[pulumi.Resource] = [*system_groups, *addons.values()]
 
         autoscaler_role = iam.role(
             "cluster-autoscaler",
@@ -190,7 +200,7 @@ class EksPlatform(pulumi.ComponentResource):
             pod_identity,
             (),
             child,
-            inline=cluster_autoscaler.iam_policy(name_of),
+            inline=cluster_autoscaler.iam_policy(name_of, region, caller.account_id),
         )
         association = aws.eks.PodIdentityAssociation(
             "cluster-autoscaler",
@@ -211,27 +221,23 @@ class EksPlatform(pulumi.ComponentResource):
             **cluster_autoscaler.release_args(name_of, region, self.cluster.version),
         )
 
+        # The GPU software needs every group's nodes; nothing of Determined waits for it.
+        after_groups = pulumi.ResourceOptions.merge(
+            kube_opts, pulumi.ResourceOptions(depends_on=self.node_groups)
+        )
         if cfg.gpu_operator.enabled:
-            self.ready.append(
-                gpu_operator.GpuOperator(
-                    "gpu-operator",
-                    cfg,
-                    platform="eks",
-                    after=self.node_groups,
-                    opts=pulumi.ResourceOptions.merge(
-                        kube_opts, pulumi.ResourceOptions(depends_on=self.node_groups)
-                    ),
-                )
+            gpu_operator.GpuOperator(
+                "gpu-operator",
+                cfg,
+                platform="eks",
+                after=self.node_groups,
+                opts=after_groups,
             )
         elif any(pool.gpu for pool in cfg.node_pools):
-            self.ready.append(
-                k8s.helm.v3.Release(
-                    "nvidia-device-plugin",
-                    opts=pulumi.ResourceOptions.merge(
-                        kube_opts, pulumi.ResourceOptions(depends_on=self.node_groups)
-                    ),
-                    **nvidia_device_plugin.release_args(cfg),
-                )
+            k8s.helm.v3.Release(
+                "nvidia-device-plugin",
+                opts=after_groups,
+                **nvidia_device_plugin.release_args(cfg),
             )
 
         self.storage_class: str | None = None
@@ -249,7 +255,7 @@ class EksPlatform(pulumi.ComponentResource):
                 )
             )
 
-        self.bucket: str | None = None
+        self.bucket: pulumi.Output[str] | None = None
         self.storage_identity: dict[str, pulumi.Input[str]] = {}
         cs = cfg.checkpoint_storage
         # An S3-compatible store (endpointUrl) or static keys: nothing to create or bind on AWS.
@@ -263,11 +269,17 @@ class EksPlatform(pulumi.ComponentResource):
         self.register_outputs({"clusterName": self.cluster.name, "kubeconfig": self.kubeconfig})
 
     def _addon(
-        self, addon: str, role: tuple[iam.Role, str] | None, opts: pulumi.ResourceOptions
+        self,
+        addon: str,
+        role: tuple[iam.Role, str] | None,
+        opts: pulumi.ResourceOptions,
+        invoke: pulumi.InvokeOutputOptions,
     ) -> aws.eks.Addon:
         args: dict[str, Any] = {
             "cluster_name": self.cluster.name,
             "addon_name": addon,
+            # Follows the version the cluster runs (eks_cluster.CLUSTER_VERSION_FOLLOWERS).
+            "addon_version": eks_cluster.addon_version(addon, self.cluster.version, invoke),
             # The cluster bootstraps self-managed copies of some add-ons: take them over.
             "resolve_conflicts_on_create": "OVERWRITE",
             "resolve_conflicts_on_update": "OVERWRITE",
@@ -286,12 +298,15 @@ class EksPlatform(pulumi.ComponentResource):
     ) -> None:
         cs = cfg.checkpoint_storage
         assert isinstance(cs, S3Storage)
+        name: pulumi.Input[str]
         if cs.bucket:
             name = cs.bucket
         else:
-            name = self.bucket = storage.bucket_name(account, cfg.cluster.region, pulumi.get_stack())
-            self._bucket(cfg, name, child, data)
-        arn = f"arn:aws:s3:::{name}"
+            derived = storage.bucket_name(pulumi.get_stack(), cfg.cluster.name, account, cfg.cluster.region)
+            # The bucket's own name, not the derived one: a stack made before the derivation
+            # changed keeps its bucket (checkpoints.py), and everything names that one.
+            name = self.bucket = self._bucket(cfg, derived, child, data)
+        arn = storage.bucket_arn(name)
         role = iam.role(
             "storage",
             iam.role_name(cfg, "checkpoints"),
@@ -314,13 +329,14 @@ class EksPlatform(pulumi.ComponentResource):
 
     def _bucket(
         self, cfg: EksStack, name: str, child: pulumi.ResourceOptions, data: pulumi.ResourceOptions
-    ) -> None:
+    ) -> pulumi.Output[str]:
+        """The bucket, named `name` when created; its name (the deployed one) as an output."""
         bucket = aws.s3.Bucket(
             "checkpoints",
             bucket=name,
             force_destroy=False,
             tags=dict(cfg.cluster.tags),
-            opts=checkpoints.bucket_options(cfg, data),
+            opts=name_kept(checkpoints.bucket_options(cfg, data), storage.BUCKET, "bucket"),
         )
         part = pulumi.ResourceOptions.merge(data, pulumi.ResourceOptions(depends_on=[bucket]))
         aws.s3.BucketPublicAccessBlock(
@@ -343,7 +359,7 @@ class EksPlatform(pulumi.ComponentResource):
         aws.s3.BucketPolicy(
             "checkpoints",
             bucket=bucket.id,
-            policy=json.dumps(storage.tls_only_policy(f"arn:aws:s3:::{name}")),
+            policy=pulumi.Output.json_dumps(storage.tls_only_policy(storage.bucket_arn(bucket.bucket))),
             opts=part,
         )
         if cfg.environment == "prod":
@@ -363,6 +379,7 @@ class EksPlatform(pulumi.ComponentResource):
                 ],
                 opts=part,
             )
+        return bucket.bucket
 
     def _dns01_identity(self, cfg: EksStack, child: pulumi.ResourceOptions) -> Dns01Identity | None:
         """cert-manager's Route 53 role (DNS-01), through Pod Identity, when its solver names no keys."""
@@ -421,13 +438,23 @@ class EksPlatform(pulumi.ComponentResource):
         )
         parameters = aws.rds.ParameterGroup("database", opts=data, **database.parameter_group_args(cfg))
         password = passwords.configured_or_generated("database-password", None, self)
+        suffix = None
+        if cfg.environment == "prod":
+            # One final snapshot name per instance (database.FINAL_SNAPSHOT_SUFFIX_BYTES): a new
+            # instance of the same identifier gets a new one.
+            suffix = pulumi_random.RandomId(
+                "database-final-snapshot",
+                byte_length=database.FINAL_SNAPSHOT_SUFFIX_BYTES,
+                keepers={"identifier": database.identifier(cfg)},
+                opts=child,
+            ).hex
         instance = aws.rds.Instance(
             "database",
             # Prod: destroy refuses up front instead of failing on deletion protection midway.
             opts=pulumi.ResourceOptions.merge(
                 data, pulumi.ResourceOptions(protect=cfg.environment == "prod")
             ),
-            **database.instance_args(cfg, subnets.name, group.id, parameters.name, password),
+            **database.instance_args(cfg, subnets.name, group.id, parameters.name, password, suffix),
         )
         self.database = DatabaseServer(
             host=instance.address,
@@ -447,7 +474,7 @@ def exports(cfg: EksStack, platform: EksPlatform) -> dict[str, pulumi.Input]:
         "updateKubeconfig": f"aws eks update-kubeconfig --name {cluster.name} --region {cluster.region}",
     }
     bucket = platform.bucket or getattr(cfg.checkpoint_storage, "bucket", None)
-    return values | data_exports(f"s3://{bucket}" if bucket else None, platform.database)
+    return values | data_exports(pulumi.Output.concat("s3://", bucket) if bucket else None, platform.database)
 
 
 def connect(cfg: EksStack) -> ClusterHandle:

@@ -9,12 +9,28 @@ from datetime import date
 from typing import Any
 
 import pulumi
+import pulumi_aws as aws
 
 from deploy import versions
 from deploy.config import EksStack
 from deploy.kube.kubeconfig import kubeconfig as kube_kubeconfig
 
 LOG_TYPES = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
+# What follows the cluster's Kubernetes version (the version the cluster reports, so that an
+# unpinned cluster's groups follow the version it runs): every managed node group
+# (`version`) and every managed add-on (`addon_version`). "If your cluster has managed node
+# groups attached to it, all of your node groups' Kubernetes versions must match the
+# cluster's Kubernetes version in order to update the cluster to a new Kubernetes version"
+# (Amazon EKS API reference, UpdateClusterVersion,
+# https://docs.aws.amazon.com/eks/latest/APIReference/API_UpdateClusterVersion.html, read
+# 2026-11-25): groups left behind would block the next upgrade. A group's version changes in
+# place (UpdateNodegroupVersion); an add-on's in place too (UpdateAddon).
+CLUSTER_VERSION_FOLLOWERS = {"aws:eks/nodeGroup:NodeGroup": "version", "aws:eks/addon:Addon": "addonVersion"}
+# An add-on's version: EKS's default for the cluster's minor (`most_recent=False`), the one
+# EKS installs when none is given (DescribeAddonVersions `defaultVersion`,
+# https://docs.aws.amazon.com/eks/latest/APIReference/API_AddonVersionInfo.html, read
+# 2026-11-25), not the newest, which may not have had its defaults' testing yet.
+ADDON_MOST_RECENT = False
 ADMIN_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
 # Managed add-ons, each at the default version for the cluster's Kubernetes version.
 ADDONS = ("vpc-cni", "kube-proxy", "eks-pod-identity-agent", "coredns", "aws-ebs-csi-driver")
@@ -23,6 +39,15 @@ ADDONS_ON_NODES = {"coredns", "aws-ebs-csi-driver"}
 # Add-on settings other than the defaults (the add-on's configuration values). The VPC CNI
 # enforces NetworkPolicies only with its network policy agent, which is off by default.
 ADDON_SETTINGS: dict[str, dict[str, Any]] = {"vpc-cni": {"enableNetworkPolicy": "true"}}
+
+
+def addon_version(
+    addon: str, kubernetes_version: pulumi.Input[str], opts: pulumi.InvokeOutputOptions
+) -> pulumi.Output[str]:
+    """The add-on's default version for the cluster's Kubernetes version (ADDON_MOST_RECENT)."""
+    return aws.eks.get_addon_version_output(
+        addon_name=addon, kubernetes_version=kubernetes_version, most_recent=ADDON_MOST_RECENT, opts=opts
+    ).version
 
 
 def addon_configuration(addon: str) -> str | None:

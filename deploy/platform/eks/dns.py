@@ -71,15 +71,28 @@ def zone_policy(zone_ids: Sequence[str], record_names: Sequence[str] | None = No
     }
 
 
+# The session EKS Pod Identity gives a pod carries session tags, all of them transitive ("All
+# of the session tags that are added by EKS Pod Identity are transitive; the tag keys and
+# values are passed to any AssumeRole actions that your workloads use to switch roles into
+# another account": EKS user guide, "Grant Pods access to AWS resources based on tags",
+# https://docs.aws.amazon.com/eks/latest/userguide/pod-id-abac.html#pod-id-abac-chaining), and
+# a session with tags needs sts:TagSession beside sts:AssumeRole (IAM user guide, "Pass session
+# tags in AWS STS", Permissions required to add session tags and Chaining roles with session
+# tags, https://docs.aws.amazon.com/IAM/latest/UserGuide/id_session-tags.html); read 2026-11-25.
+# The solver's role must trust cert-manager's role for both (README, Cluster security on EKS).
+ROLE_CHAIN_ACTIONS = ["sts:AssumeRole", "sts:TagSession"]
+
+
 def assume_role_policy(role_arn: str) -> dict[str, Any]:
     """With the solver's `role` (a zone in another account, say): cert-manager assumes that
-    role with the Pod Identity credentials, so this role may only assume it. Source:
+    role with the Pod Identity credentials, so this role may only assume it (with the Pod
+    Identity session's tags: ROLE_CHAIN_ACTIONS). Source:
     https://cert-manager.io/docs/configuration/acme/dns01/route53/ (Cross Account Access;
     read 2026-11)."""
     return {
         "Version": "2012-10-17",
         "Statement": [
-            {"Sid": "DnsRole", "Effect": "Allow", "Action": ["sts:AssumeRole"], "Resource": role_arn}
+            {"Sid": "DnsRole", "Effect": "Allow", "Action": ROLE_CHAIN_ACTIONS, "Resource": role_arn}
         ],
     }
 

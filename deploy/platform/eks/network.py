@@ -20,6 +20,26 @@ from deploy.config import EksStack
 PRIVATE_PREFIX = 19
 PUBLIC_PREFIX = 22
 
+# Zones a created VPC may take when cluster.zones is not given: the region's Availability
+# Zones (not Local or Wavelength Zones) where EKS takes cluster subnets.
+# - EKS refuses cluster subnets in these zone IDs ("The subnets can't reside in the following
+#   Availability Zones": us-east-1 use1-az3, us-west-1 usw1-az2, ca-central-1 cac1-az3; EKS
+#   user guide, "View Amazon EKS networking requirements for VPC and subnets", Subnet
+#   requirements for clusters, https://docs.aws.amazon.com/eks/latest/userguide/network-reqs.html,
+#   read 2026-11-25 from awsdocs/amazon-eks-user-guide latest/ug/networking/network-reqs.adoc).
+#   Zone IDs name the same physical zone in every account (zone names do not).
+# - "For Availability Zones, this parameter [OptInStatus] always has the value of
+#   opt-in-not-required. For Local Zones and Wavelength Zones, this parameter is the opt-in
+#   status" (EC2 API reference, AvailabilityZone; DescribeAvailabilityZones filter
+#   `opt-in-status`; botocore 1.43.11 ec2 service model, read 2026-11-25): opted-in Local Zones
+#   are "available" too, and their names sort before the region's own zones.
+EKS_UNSUPPORTED_ZONE_IDS = ("use1-az3", "usw1-az2", "cac1-az3")
+ZONE_FILTERS = ({"name": "opt-in-status", "values": ["opt-in-not-required"]},)
+# A subnet's zone is fixed at creation (a change replaces it, and EKS keeps a cluster in the
+# zones it was created in): a VPC made before the zones were filtered keeps its subnets, and
+# node groups are placed by the zone each subnet reports.
+SUBNET_KEPT = ["availabilityZone"]
+
 
 @dataclass(frozen=True)
 class Network:
@@ -69,12 +89,19 @@ def network(cfg: EksStack, keep_database: bool, opts: pulumi.ResourceOptions) ->
         zone_names: list[pulumi.Input[str]] = list(cfg.cluster.zones)
     else:
         available = aws.get_availability_zones_output(
-            state="available", opts=pulumi.InvokeOutputOptions(parent=opts.parent, provider=opts.provider)
+            state="available",
+            exclude_zone_ids=list(EKS_UNSUPPORTED_ZONE_IDS),
+            filters=[dict(f) for f in ZONE_FILTERS],
+            opts=pulumi.InvokeOutputOptions(parent=opts.parent, provider=opts.provider),
         )
         zone_names = [available.names.apply(lambda names, i=i: names[i]) for i in range(zones)]
     private_cidrs, public_cidrs = subnet_cidrs(vpc_cfg.cidr, zones)
 
     kept = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(retain_on_delete=keep_database))
+    subnet_opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(ignore_changes=SUBNET_KEPT))
+    private_subnet_opts = pulumi.ResourceOptions.merge(
+        kept, pulumi.ResourceOptions(ignore_changes=SUBNET_KEPT)
+    )
     vpc = aws.ec2.Vpc(
         "vpc",
         cidr_block=vpc_cfg.cidr,
@@ -92,6 +119,7 @@ def network(cfg: EksStack, keep_database: bool, opts: pulumi.ResourceOptions) ->
         opts=opts,
     )
     private_ids = []
+    private_zones: list[pulumi.Input[str]] = []
     nats: list[aws.ec2.NatGateway] = []
     # Prod: a NAT per zone, so losing a zone does not cut the others off.
     nat_count = zones if cfg.environment == "prod" else 1
@@ -103,7 +131,7 @@ def network(cfg: EksStack, keep_database: bool, opts: pulumi.ResourceOptions) ->
             availability_zone=zone_names[i],
             map_public_ip_on_launch=False,
             tags=subnet_tags(name, public=True),
-            opts=opts,
+            opts=subnet_opts,
         )
         aws.ec2.RouteTableAssociation(
             f"public-{i}", subnet_id=public.id, route_table_id=public_routes.id, opts=opts
@@ -126,7 +154,7 @@ def network(cfg: EksStack, keep_database: bool, opts: pulumi.ResourceOptions) ->
             cidr_block=private_cidrs[i],
             availability_zone=zone_names[i],
             tags=subnet_tags(name, public=False),
-            opts=kept,
+            opts=private_subnet_opts,
         )
         routes = aws.ec2.RouteTable(
             f"private-{i}",
@@ -139,4 +167,5 @@ def network(cfg: EksStack, keep_database: bool, opts: pulumi.ResourceOptions) ->
             f"private-{i}", subnet_id=private.id, route_table_id=routes.id, opts=opts
         )
         private_ids.append(private.id)
-    return Network(vpc.id, private_ids, zone_names)
+        private_zones.append(private.availability_zone)
+    return Network(vpc.id, private_ids, private_zones)

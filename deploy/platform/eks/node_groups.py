@@ -27,9 +27,22 @@ from deploy.config.node_pools import EksNodePool
 # types, AMI type, capacity type, disk size, subnets, role and launch template: EKS creates a
 # group with them). Source: Amazon EKS API reference, UpdateNodegroupConfig (labels, taints,
 # scalingConfig, updateConfig), https://docs.aws.amazon.com/eks/latest/APIReference/API_UpdateNodegroupConfig.html,
+# UpdateNodegroupVersion for the Kubernetes version (new nodes of the new version's AMI replace
+# the old ones, the group stays), https://docs.aws.amazon.com/eks/latest/APIReference/API_UpdateNodegroupVersion.html,
 # and TagResource for tags (read 2026-11-25); the provider marks the others ForceNew
 # (hashicorp/terraform-provider-aws internal/service/eks/node_group.go, under pulumi-aws).
-IN_PLACE_INPUTS = ("labels", "taints", "scaling_config", "update_config", "tags")
+IN_PLACE_INPUTS = ("labels", "taints", "scaling_config", "update_config", "tags", "version")
+
+# The desired size belongs to the cluster-autoscaler after creation: `pulumi up` ignores it
+# (ignore_changes) and so sends the value in the stack's state whenever scalingConfig changes
+# (minNodes, maxNodes). That value is the live one only after a refresh: Pulumi.yaml sets
+# `options.refresh: always` (see the source there). EKS still refuses a minNodes above the
+# group's current desired size ("Minimum capacity N can't be greater than desired size M",
+# UpdateNodegroupConfig; terraform-aws-modules/terraform-aws-eks#944 and #3306 show the same
+# with Terraform, which refreshes): raising minNodes above the running node count needs the
+# desired size raised first (README, Node groups on EKS).
+DESIRED_SIZE = "scalingConfig.desiredSize"
+PROJECT_REFRESH = "always"
 
 AMI_CPU = "AL2023_x86_64_STANDARD"
 AMI_GPU = "AL2023_x86_64_NVIDIA"
@@ -95,10 +108,15 @@ def node_group_args(
     cluster_name: pulumi.Input[str],
     node_role_arn: pulumi.Input[str],
     subnet_ids: pulumi.Input[list[str]],
+    kubernetes_version: pulumi.Input[str],
 ) -> dict[str, Any]:
+    """`kubernetes_version`: the version the cluster reports. EKS refuses to upgrade a cluster
+    while a managed node group is on another minor, so the groups follow the cluster in the
+    same update (UpdateNodegroupVersion; see CLUSTER_VERSION_FOLLOWERS in cluster.py)."""
     return {
         "cluster_name": cluster_name,
         "node_group_name": pool.name,
+        "version": kubernetes_version,
         "node_role_arn": node_role_arn,
         "subnet_ids": subnet_ids,
         "ami_type": AMI_GPU if pool.gpu else AMI_CPU,

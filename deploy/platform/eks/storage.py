@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pulumi
+
 from deploy.config import S3Storage
 from deploy.platform import checkpoints
 
@@ -21,13 +23,20 @@ PUBLIC_ACCESS_BLOCKED = {
 ROLE_ANNOTATION = "determined.ai/aws-role"
 
 
-def bucket_name(account: str, region: str, stack: str) -> str:
-    """`<stack>-<account>-<region>-checkpoints`: S3 names are global, so the account and
-    region keep them apart."""
-    return checkpoints.bucket_name(stack, account, region)
+BUCKET = "aws:s3/bucket:Bucket"
 
 
-def tls_only_policy(bucket_arn: str) -> dict[str, Any]:
+def bucket_name(stack: str, cluster: str, account: str, region: str) -> str:
+    """`<stack>-<cluster>-<account>-<region>-checkpoints`: S3 names are global, and a cluster
+    name is unique in its account and region (see checkpoints.py)."""
+    return checkpoints.bucket_name(stack, cluster, account, region)
+
+
+def bucket_arn(name: pulumi.Input[str]) -> pulumi.Output[str]:
+    return pulumi.Output.concat("arn:aws:s3:::", name)
+
+
+def tls_only_policy(bucket_arn: pulumi.Input[str]) -> dict[str, Any]:
     return {
         "Version": "2012-10-17",
         "Statement": [
@@ -36,17 +45,17 @@ def tls_only_policy(bucket_arn: str) -> dict[str, Any]:
                 "Effect": "Deny",
                 "Principal": "*",
                 "Action": "s3:*",
-                "Resource": [bucket_arn, f"{bucket_arn}/*"],
+                "Resource": [bucket_arn, pulumi.Output.concat(bucket_arn, "/*")],
                 "Condition": {"Bool": {"aws:SecureTransport": "false"}},
             }
         ],
     }
 
 
-def access_policy(bucket_arn: str, storage: S3Storage) -> dict[str, Any]:
+def access_policy(bucket_arn: pulumi.Input[str], storage: S3Storage) -> dict[str, Any]:
     """Objects under the prefix of this one bucket: read, write, delete, list."""
     prefix = storage.prefix.strip("/")
-    objects = f"{bucket_arn}/{prefix}/*" if prefix else f"{bucket_arn}/*"
+    objects = pulumi.Output.concat(bucket_arn, f"/{prefix}/*" if prefix else "/*")
     listing: dict[str, Any] = {"Effect": "Allow", "Action": ["s3:ListBucket"], "Resource": bucket_arn}
     if prefix:
         listing["Condition"] = {"StringLike": {"s3:prefix": [prefix, f"{prefix}/*"]}}

@@ -21,9 +21,13 @@ ANNOTATION = "iam.gke.io/gcp-service-account"
 NONCURRENT_DAYS = 30
 
 
-def bucket_name(project: str, stack: str) -> str:
-    """`<project>-<stack>-checkpoints` (GCS names are global; project IDs are unique)."""
-    return checkpoints.bucket_name(project, stack)
+BUCKET = "gcp:storage/bucket:Bucket"
+
+
+def bucket_name(project: str, stack: str, cluster: str, region: str) -> str:
+    """`<project>-<stack>-<cluster>-<region>-checkpoints`: GCS names are global, project IDs
+    are, and a cluster name is unique in its project and region (see checkpoints.py)."""
+    return checkpoints.bucket_name(project, stack, cluster, region)
 
 
 def bucket_args(cfg: GkeStack, name: str) -> dict[str, Any]:
