@@ -23,6 +23,7 @@ _RESOURCE_CLASSES = {
     ("v1", "PersistentVolume"): "pulumi_kubernetes.core.v1:PersistentVolume",
     ("v1", "PersistentVolumeClaim"): "pulumi_kubernetes.core.v1:PersistentVolumeClaim",
     ("v1", "ResourceQuota"): "pulumi_kubernetes.core.v1:ResourceQuota",
+    ("v1", "LimitRange"): "pulumi_kubernetes.core.v1:LimitRange",
     ("apps/v1", "Deployment"): "pulumi_kubernetes.apps.v1:Deployment",
     ("apps/v1", "StatefulSet"): "pulumi_kubernetes.apps.v1:StatefulSet",
     ("apps/v1", "DaemonSet"): "pulumi_kubernetes.apps.v1:DaemonSet",

@@ -15,7 +15,8 @@ from crds import SCHEMA_DIR, crd_problems, scopes
 
 from deploy.addons import kueue
 from deploy.app import resource_pools
-from deploy.config import GPU_TAINT
+from deploy.config import GPU_TAINT, ConfigError
+from deploy.config.addons import IMAGE_PULL_SECONDS, NODE_PROVISION_SECONDS, KueueConfig
 from deploy.config.resource_pools import determined_owned, pod_form_problem
 
 KEY_SET = ROOT / "tests" / "data" / "chart-keys" / "kueue-0.19.2.txt"
@@ -95,9 +96,12 @@ def rp_named(cfg, name):
     return next(rp for rp in cfg.resource_pools if rp.name == name)
 
 
-def queue_for(cfg, name, nominal=GPU_NOMINAL, cohort=None):
+def queue_for(cfg, name, nominal=GPU_NOMINAL, cohort=None, namespaces=None):
     rp = rp_named(cfg, name)
-    return kueue.cluster_queue(rp, kueue.flavor_name(cfg.node_pool(rp.node_pool)), nominal, cohort)
+    namespaces = namespaces or [rp.namespace_name]
+    return kueue.cluster_queue(
+        rp, kueue.flavor_name(cfg.node_pool(rp.node_pool)), nominal, cohort, namespaces
+    )
 
 
 def all_objects(cfg):
@@ -106,8 +110,11 @@ def all_objects(cfg):
         node_pool = cfg.node_pool(rp.node_pool)
         nominal = GPU_NOMINAL if node_pool.gpu else CPU_NOMINAL
         for cohort in (None, "determined"):
-            objects.append(kueue.cluster_queue(rp, kueue.flavor_name(node_pool), nominal, cohort))
-        objects.append(kueue.local_queue(rp))
+            for namespaces in ([rp.namespace_name], [rp.namespace_name, "determined"]):
+                objects.append(
+                    kueue.cluster_queue(rp, kueue.flavor_name(node_pool), nominal, cohort, namespaces)
+                )
+        objects.append(kueue.local_queue(rp, rp.namespace_name))
     return objects
 
 
@@ -180,7 +187,7 @@ def test_a_misspelt_field_is_caught(cfg, gpu_pool, make, path, wrong, expected):
     obj = {
         "queue": lambda: queue_for(cfg, "a100", cohort="determined"),
         "flavor": lambda: kueue.resource_flavor(gpu_pool),
-        "local": lambda: kueue.local_queue(rp_named(cfg, "a100")),
+        "local": lambda: kueue.local_queue(rp_named(cfg, "a100"), "det-a100"),
     }[make]()
     assert crd_problems(obj) == []
     problems = crd_problems(_misspell(obj, path, wrong))
@@ -208,7 +215,7 @@ def test_values_and_metadata_the_schema_refuses_are_caught(cfg, gpu_pool):
         "(object): no schema"
     )
 
-    local = kueue.local_queue(rp_named(cfg, "a100"))
+    local = kueue.local_queue(rp_named(cfg, "a100"), "det-a100")
     del local["metadata"]["namespace"]
     assert crd_problems(local) == ["metadata.namespace: required (namespaced kind)"]
     flavor = kueue.resource_flavor(gpu_pool)
@@ -252,12 +259,20 @@ def test_a_pool_without_taints_gets_a_flavor_without_tolerations(cpu_pool):
 # --- ClusterQueue ---------------------------------------------------------------------------------
 
 
-def test_the_cluster_queue_admits_exactly_the_pools_namespace(cfg):
+def test_the_cluster_queue_admits_exactly_the_namespaces_given(cfg):
     for name, namespace in (("a100", "det-a100"), ("Team_B.gpu", "det-team-b-gpu")):
         rp = rp_named(cfg, name)
         assert rp.namespace_name == namespace
         spec = spec_of(queue_for(cfg, name))
         assert spec["namespaceSelector"] == {"matchLabels": {NAMESPACE_LABEL: namespace}}
+    spec = spec_of(queue_for(cfg, "a100", namespaces=["det-a100", "determined", "det-aux", "det-a100"]))
+    assert spec["namespaceSelector"] == {
+        "matchExpressions": [
+            {"key": NAMESPACE_LABEL, "operator": "In", "values": ["det-a100", "det-aux", "determined"]}
+        ]
+    }
+    with pytest.raises(ValueError, match="at least one namespace"):
+        kueue.cluster_queue(rp_named(cfg, "a100"), "determined-a100", GPU_NOMINAL, None, [])
 
 
 def test_the_cluster_queue_covers_the_given_resources_on_one_flavor(cfg):
@@ -297,13 +312,15 @@ def test_a_cluster_queue_without_quota_is_refused(cfg):
 # --- LocalQueue and the queue label ---------------------------------------------------------------
 
 
-def test_the_local_queue_is_in_the_pools_namespace_and_points_at_its_cluster_queue(cfg):
+def test_the_local_queue_is_in_the_given_namespace_and_points_at_its_cluster_queue(cfg):
     for rp in cfg.resource_pools:
-        local = kueue.local_queue(rp)
-        queue = queue_for(cfg, rp.name)
-        assert local["metadata"]["namespace"] == rp.namespace_name
-        assert local["metadata"]["name"] == kueue.queue_name(rp)
-        assert spec_of(local) == {"clusterQueue": queue["metadata"]["name"]}
+        for namespace in (rp.namespace_name, "determined"):
+            local = kueue.local_queue(rp, namespace)
+            queue = queue_for(cfg, rp.name)
+            assert local["metadata"]["namespace"] == namespace
+            # One name in every namespace: the label value the pool's pod specs carry.
+            assert local["metadata"]["name"] == kueue.queue_name(rp)
+            assert spec_of(local) == {"clusterQueue": queue["metadata"]["name"]}
 
 
 def test_queue_names_are_dns_labels_and_label_values(cfg):
@@ -323,7 +340,9 @@ def test_the_label_layer_carries_exactly_the_queue_label(cfg):
         assert pod_form_problem(layer) is None
         assert determined_owned(layer) == []
         # The label names the LocalQueue of the namespace the Job runs in.
-        assert layer["metadata"]["labels"][kueue.QUEUE_LABEL] == kueue.local_queue(rp)["metadata"]["name"]
+        assert (
+            layer["metadata"]["labels"][kueue.QUEUE_LABEL] == kueue.local_queue(rp, "ns")["metadata"]["name"]
+        )
 
 
 def test_no_partial_admission_anywhere(cfg):
@@ -479,3 +498,144 @@ def test_a_partitioned_and_shared_gke_pool_is_queued_by_what_its_nodes_advertise
     assert {r["name"]: r["nominalQuota"] for r in resources}["nvidia.com/gpu"] == "84"
     for obj in objects:
         assert crd_problems(obj) == [], obj["metadata"]["name"]
+
+
+# --- where each pool's Jobs land: a LocalQueue in each (Determined's source per version) -----
+
+
+def queued_config(version, **overrides):
+    """Three pools on BASE's node pools: the master's default compute (a100) and aux (aux)
+    pools, and a second GPU pool (vision) that the workspace Job binds to its workspace."""
+    pools = [
+        {"name": "a100", "nodePool": "a100", "namespace": "det-a100", "quota": {"gpu": 8}},
+        {"name": "aux", "nodePool": "system", "namespace": "det-aux"},
+        {"name": "vision", "nodePool": "a100", "namespace": "det-vision", "quota": {"gpu": 4}},
+    ]
+    return make_config(scheduler="kueue", master={"version": version}, resourcePools=pools, **overrides)
+
+
+def local_queues(cfg):
+    objects = resource_pools.queue_objects(cfg)
+    found = {}
+    for obj in objects:
+        if obj["kind"] == "LocalQueue":
+            found.setdefault(obj["metadata"]["name"], []).append(obj["metadata"]["namespace"])
+    selectors = {
+        o["metadata"]["name"]: o["spec"]["namespaceSelector"] for o in objects if o["kind"] == "ClusterQueue"
+    }
+    return {name: sorted(spaces) for name, spaces in found.items()}, selectors
+
+
+def selected(selector):
+    if "matchLabels" in selector:
+        return [selector["matchLabels"][NAMESPACE_LABEL]]
+    ((expression,),) = [selector["matchExpressions"]]
+    assert (expression["key"], expression["operator"]) == (NAMESPACE_LABEL, "In")
+    return expression["values"]
+
+
+@pytest.mark.parametrize("version", ["0.35.0", "0.35.1", "0.36.0", "0.37.0", "0.38.1"])
+def test_on_0_35_and_later_a_pool_is_queued_in_every_namespace_of_the_workspaces_it_serves(version):
+    """0.35.0 to v0.38.1: a task runs in its workspace's namespace, else the default namespace
+    (master/internal/rm/kubernetesrm/resource_pool.go:613-616), whatever its pool; the
+    master's default pools cannot be bound (api_resourcepool.go:214-232) and a pool bound to
+    no workspace serves them all (db/postgres_rp_workspace_bindings.go:212); checkpoint GC of a
+    deleted experiment runs in the default namespace with the experiment's pod spec
+    (api_experiment.go:389, pkg/tasks/task_gc.go:41-44)."""
+    cfg = queued_config(version)
+    queues, selectors = local_queues(cfg)
+    default = getattr(cfg, "default_task_namespace", cfg.namespace)
+    everywhere = sorted([default, "det-a100", "det-aux", "det-vision"])
+    assert queues == {
+        "determined-a100": everywhere,  # the default compute pool: every workspace's
+        "determined-aux": everywhere,  # the default aux pool: every workspace's
+        "determined-vision": sorted(["det-vision", default]),  # bound to workspace vision only
+    }
+    for name, spaces in queues.items():
+        assert sorted(selected(selectors[name])) == spaces
+
+
+def test_on_0_35_a_default_task_namespace_apart_from_the_masters_gets_the_queues():
+    """The default namespace is `resource_manager.default_namespace` (StackConfig.
+    default_task_namespace once the stack has one apart from the master's)."""
+    cfg = queued_config("0.38.1")
+    default = getattr(cfg, "default_task_namespace", cfg.namespace)
+    for rp in cfg.resource_pools:
+        assert resource_pools.pool_namespaces(cfg, rp)[0] == default
+
+
+def test_on_0_34_a_pool_is_queued_in_its_namespace_and_the_default_aux_pools():
+    """0.34.0: a task runs in its pool's kubernetes_namespace (resource_pool.go:550); checkpoint
+    GC runs on the default aux pool (checkpoint_gc.go:102), in its namespace, with the
+    experiment's pod spec (task_gc.go:41-44)."""
+    cfg = queued_config("0.34.0")
+    queues, selectors = local_queues(cfg)
+    assert queues == {
+        "determined-a100": ["det-a100", "det-aux"],
+        "determined-aux": ["det-aux"],
+        "determined-vision": ["det-aux", "det-vision"],
+    }
+    for name, spaces in queues.items():
+        assert sorted(selected(selectors[name])) == spaces
+
+
+def test_every_local_queue_points_at_a_cluster_queue_that_selects_its_namespace():
+    for version in ("0.34.0", "0.35.0", "0.38.1"):
+        objects = resource_pools.queue_objects(queued_config(version))
+        queues = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ClusterQueue"}
+        for local in (o for o in objects if o["kind"] == "LocalQueue"):
+            queue = queues[local["spec"]["clusterQueue"]]
+            assert local["metadata"]["namespace"] in selected(queue["spec"]["namespaceSelector"])
+            assert crd_problems(local) == [] and crd_problems(queue) == []
+
+
+@pytest.mark.parametrize("version", ["0.26.0", "0.29.0", "0.33.0"])
+def test_kueue_is_refused_before_0_34_with_the_reason(version):
+    """0.33.0 and older create a bare Pod per task (master/internal/rm/kubernetesrm/pods.go,
+    request_workers.go:73 at 0.33.0): Kueue's batch/job integration never sees them."""
+    with pytest.raises(ConfigError) as info:
+        queued_config(version)
+    messages = [str(p) for p in info.value.problems]
+    assert messages == [
+        f"determined:scheduler: kueue needs Determined 0.34.0 or newer: master {version} runs tasks as "
+        "bare pods, not Jobs, so Kueue would never queue them (set master.version to 0.34.0 or newer, "
+        "or scheduler: default)"
+    ]
+    assert kueue.MIN_DETERMINED == (0, 34, 0)
+    queued_config("0.34.0")  # accepted
+
+
+# --- timing: an eviction fails the task, so the timeout holds a scale-up and a pull ----------
+
+
+def test_the_default_pods_ready_timeout_holds_a_node_scale_up_and_an_image_pull():
+    # The cluster autoscaler's max-node-provision-time (15m), then drivers and the image pull.
+    assert NODE_PROVISION_SECONDS == 15 * 60
+    assert kueue.DEFAULT_PODS_READY_TIMEOUT_SECONDS == NODE_PROVISION_SECONDS + IMAGE_PULL_SECONDS == 1800
+    cfg = queued_config("0.38.1")
+    assert cfg.kueue.pods_ready_timeout_seconds == kueue.DEFAULT_PODS_READY_TIMEOUT_SECONDS
+    wait = kueue.manager_config(cfg.kueue.pods_ready_timeout_seconds)["waitForPodsReady"]
+    assert wait["timeout"] == "1800s"
+    # Configurable, as before.
+    cfg = queued_config("0.38.1", kueue={"podsReadyTimeoutSeconds": 3600})
+    assert cfg.kueue.pods_ready_timeout_seconds == 3600
+
+
+def kueue_docs():
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## Gang admission with Kueue") :]
+    section = section[: section.index("\n## ", 1)]
+    return section, kueue.__doc__, KueueConfig.__doc__
+
+
+def test_the_docs_say_an_eviction_fails_the_allocation_not_that_it_requeues():
+    """master/internal/rm/kubernetesrm/job.go (0.34.0 and v0.38.1): a pending pod with a
+    deletion timestamp is terminated, without an exit code, so a failure, and once all pods
+    exited the master deletes the Job; trial.go:653-667 restarts a trial within max_restarts."""
+    for text in kueue_docs():
+        flat = " ".join(text.split())
+        assert "requeued with" not in flat and "and requeues" not in flat, flat[:200]
+        assert "max_restarts" in flat
+    readme = " ".join(kueue_docs()[0].split())
+    assert "fails the task's allocation" in readme
+    assert "30 minutes" in readme

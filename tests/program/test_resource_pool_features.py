@@ -40,13 +40,17 @@ def test_every_local_queue_points_at_a_cluster_queue_of_its_namespace_and_existi
     flavors = {f["metadata"]["name"]: f for f in by_kind(result, "ResourceFlavor")}
     cluster_queues = {q["metadata"]["name"]: q for q in by_kind(result, "ClusterQueue")}
     local_queues = by_kind(result, "LocalQueue")
-    assert {q["metadata"]["namespace"] for q in local_queues} == {"det-a100", "det-l4", "det-aux"}
+    # Wherever the master puts the pools' tasks: the workspaces' namespaces and the default
+    # one (tests/invariants/test_task_placement.py has which pool where).
+    default = yaml.safe_load(result.master_yaml)["resource_manager"]["default_namespace"]
+    assert {q["metadata"]["namespace"] for q in local_queues} == {"det-a100", "det-l4", "det-aux", default}
     for local in local_queues:
         cluster = cluster_queues[local["spec"]["clusterQueue"]]
-        selector = cluster["spec"]["namespaceSelector"]["matchLabels"]
-        assert selector == {"kubernetes.io/metadata.name": local["metadata"]["namespace"]}
+        (expression,) = cluster["spec"]["namespaceSelector"]["matchExpressions"]
+        assert (expression["key"], expression["operator"]) == ("kubernetes.io/metadata.name", "In")
+        assert local["metadata"]["namespace"] in expression["values"]
         (group,) = cluster["spec"]["resourceGroups"]
-        gpu_pool = local["metadata"]["namespace"] != "det-aux"
+        gpu_pool = local["spec"]["clusterQueue"] != "determined-aux"
         assert ("nvidia.com/gpu" in group["coveredResources"]) == gpu_pool
         for flavor in group["flavors"]:
             assert flavor["name"] in flavors
@@ -132,7 +136,20 @@ def test_coscheduler_is_refused_with_the_reason():
 def test_quota_limits_reach_the_resource_quota():
     pools = raw_config()["resourcePools"]
     quota = {"gpu": 8, "cpu": "32", "memory": "128Gi", "limits": {"cpu": "64", "memory": "256Gi"}}
-    result = plan_for(raw_config(resourcePools=[{**pools[0], "quota": quota}, pools[1]]))
+    # Task pod specs that declare the limits (a quota on limits needs them: test_quota_defaults).
+    limited = {
+        "spec": {
+            "containers": [
+                {"name": "determined-container", "resources": {"limits": {"cpu": "8", "memory": "32Gi"}}}
+            ]
+        }
+    }
+    result = plan_for(
+        raw_config(
+            resourcePools=[{**pools[0], "quota": quota}, pools[1]],
+            taskContainerDefaults={"cpuPodSpec": limited, "gpuPodSpec": limited},
+        )
+    )
     hard = one(result, "ResourceQuota", "determined-a100")["spec"]["hard"]
     assert hard == {
         "requests.nvidia.com/gpu": "8",
