@@ -91,7 +91,8 @@ def objects(cfg: StackConfig) -> list[dict[str, Any]]:
     if cs is None or cs.claim_name is not None:
         return []
     if cs.nfs is not None:
-        return [obj for ns in cfg.task_namespaces for obj in (persistent_volume(cs, ns), nfs_claim(cs, ns))]
+        # The master's namespace too: the master mounts the share (master_volume).
+        return [obj for ns in cfg.pod_namespaces for obj in (persistent_volume(cs, ns), nfs_claim(cs, ns))]
     return [provisioned_claim(cs, cfg.namespace)]
 
 

@@ -87,7 +87,9 @@ def master_config(
     namespace_key = "default_namespace" if version >= versions.WORKSPACE_NAMESPACES_SINCE else "namespace"
     resource_manager: dict[str, Any] = {
         "type": "kubernetes",
-        namespace_key: cfg.namespace,
+        # 0.35+: a namespace of the tasks' own; the master finds its Service by
+        # DET_RELEASE_NAMESPACE (deploy/app/master.py). Older masters: the master's.
+        namespace_key: cfg.default_task_namespace,
         "master_service_name": defaults.MASTER_SERVICE_NAME,
         "default_compute_resource_pool": cfg.compute_pool,
         "default_aux_resource_pool": cfg.aux_pool,

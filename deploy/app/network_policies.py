@@ -10,8 +10,8 @@ allow-list per kind of pod:
   come from addresses no selector names (its own LoadBalancer/NodePort Service, a Gateway
   class the cluster brings, tasks on the host network). Everything out: it calls the
   Kubernetes API (an address only the cluster knows), object storage, webhooks, logging.
-- task pods there (0.35+: tasks of unbound workspaces, checkpoint GC): from each other and
-  from the master on any port; everything out.
+- task pods there (masters before 0.35, whose default namespace is the master's): from each
+  other and from the master on any port; everything out.
 - the workspace-binding Job: DNS and the master's port, out only.
 - backup and restore Jobs: DNS, the database (its pods, or a
   server's port anywhere), object storage (HTTPS, an S3/Azure endpoint's and a proxy's port) with
@@ -19,9 +19,10 @@ allow-list per kind of pod:
 - cert-manager's HTTP-01 solver pods (certificates issued through the Gateway): their port,
   from the Gateway's Envoy pods.
 
-Pool namespaces: task pods accept from each other (distributed training, any port) and from
-the master (it proxies notebooks, TensorBoards and shells), nothing else; egress stays open
-(datasets, packages, object storage, the master).
+Task namespaces (each pool's and, 0.35+, the default task namespace where tasks of unbound
+workspaces and checkpoint GC run): task pods accept from each other (distributed training,
+any port) and from the master (it proxies notebooks, TensorBoards and shells), nothing else;
+egress stays open (datasets, packages, object storage, the master).
 
 Policies are additive: a pod is allowed what any policy selecting it allows. The kubelet's
 probes are not subject to them (traffic from the pod's own node is always allowed: GKE
@@ -203,7 +204,7 @@ def master_clients(cfg: StackConfig) -> list[dict[str, Any]] | None:
     proxies = gateway_proxies(cfg)
     if cfg.master.service.type != "ClusterIP" or proxies is None or tasks_use_host_network(cfg):
         return None
-    # Task pods in every namespace tasks run in (the master's own included).
+    # Task pods in every namespace tasks run in (the master's own before 0.35).
     peers = [pods(TASK_PODS, None if ns == cfg.namespace else ns) for ns in cfg.task_namespaces]
     if workspaces.needed(cfg):
         peers.append(component_pods(workspaces.COMPONENT))
@@ -311,9 +312,10 @@ def bind_workspaces_policy(cfg: StackConfig) -> dict[str, Any]:
 
 def task_policy(cfg: StackConfig, namespace: str) -> dict[str, Any]:
     """Task pods of `namespace`: any port from each other (distributed training) and from the
-    master (its proxy to notebooks, TensorBoards, shells), nothing else in. In a pool's own
-    namespace every pod is a task pod and egress is left open; in the master's namespace the
-    policy selects Determined's task pods and opens their egress (the default denies it)."""
+    master (its proxy to notebooks, TensorBoards, shells), nothing else in. In a task
+    namespace of its own every pod is a task pod and egress is left open; in the master's
+    namespace (before 0.35) the policy selects Determined's task pods and opens their egress
+    (the default denies it)."""
     own = namespace == cfg.namespace
     selector = TASK_PODS if own else {}
     ingress = [{"from": [pods(selector), component_pods(master.COMPONENT, None if own else cfg.namespace)]}]

@@ -6,17 +6,28 @@ that binding lives in the master's database, set through its REST API. A Kuberne
 runs deploy/app/data/bind_workspaces.py (standard library only) against the master: per
 resource pool, a workspace (the pool's `workspace`, else its name) bound to the pool's
 namespace, the pool bound to that workspace, and the pool made the workspace's default
-compute pool (GPU node pool) or default aux pool (CPU node pool).
+compute pool (GPU node pool) or default aux pool (CPU node pool). Then it moves every other
+workspace bound to a namespace the stack does not have back to the default task namespace,
+and removes pool bindings the config does not make (see the script's docstring).
 
-Pure builders only; whoever registers them orders the Job after the master and the
-namespaces. The Job's name carries a hash of the mapping, so a changed mapping runs a new
-Job and an unchanged one runs nothing.
+What was bound before is read from the master itself, not remembered: the master's
+database is what it starts from, so the Job repairs whatever it finds there (a binding left
+by a removed pool, by a failed run, or made by hand to a namespace the stack does not
+manage) on the first `up` after an upgrade too, with no state of its own to drift and no
+Kubernetes API token.
+
+Pure builders only; whoever registers them orders the Job after the master (with its Roles)
+and the namespaces. Pulumi deletes removed resources only after every creation of the
+update has succeeded (the Job awaited), so a removed namespace and its Role outlive the Job
+that moves its workspaces away. The Job's name carries a hash of the mapping, so a changed
+mapping runs a new Job and an unchanged one runs nothing.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -98,26 +109,53 @@ def password_secret(cfg: StackConfig, password: Any) -> dict[str, Any]:
     return kube.manifest("v1", "Secret", meta, type="Opaque", stringData={PASSWORD_KEY: password})
 
 
-def job_name(hash_: str) -> str:
-    """Named by the mapping's hash and the script's: either changed, a new Job runs."""
-    script = hashlib.sha256(script_text().encode()).hexdigest()[:6]
-    return f"{JOB_PREFIX}-{hash_}-{script}"
+def namespaces(cfg: StackConfig) -> dict[str, Any]:
+    """The namespaces the script reconciles bindings against: the master's default one and
+    every namespace the stack gives the master a Role in."""
+    return {"default": cfg.default_task_namespace, "tasks": list(cfg.task_namespaces)}
+
+
+def job_name(hash_: str, cfg: StackConfig) -> str:
+    """Named by the mapping's hash and that of the script with its namespaces: any of them
+    changed, a new Job runs."""
+    run = script_text() + canonical_json(namespaces(cfg))
+    return f"{JOB_PREFIX}-{hash_}-{hashlib.sha256(run.encode()).hexdigest()[:6]}"
+
+
+def awaited(cfg: StackConfig, previous: Mapping[str, Any] | None) -> bool:
+    """Whether `up` waits for the Job to finish (`previous`: the stack's outputs from its
+    last update, {} when never deployed, None when unknown). It must on every update that
+    may remove a namespace: Pulumi deletes removed resources once the update's creations
+    succeeded, so an awaited Job has moved the namespace's workspaces away by then. Only a
+    stack's first update whose master waits for its certificate (tls.mode master with
+    cert-manager: the certificate needs DNS that this `up` only makes possible) does not
+    wait; it has nothing to remove."""
+    return not (master.waits_for_certificate(cfg) and previous == {})
 
 
 def job(
-    cfg: StackConfig, password_secret_name: str, password_secret_key: str, mapping_hash: str
+    cfg: StackConfig,
+    password_secret_name: str,
+    password_secret_key: str,
+    mapping_hash: str,
+    previous: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The Job that runs the script for `mapping(cfg)`, named after `mapping_hash` (its
-    hash): a changed mapping is a new Job, an unchanged one is left as it ran."""
+    hash): a changed mapping is a new Job, an unchanged one is left as it ran. `previous`:
+    see awaited()."""
     env = [
         {"name": "DET_MASTER", "value": master.internal_url(cfg)},
         {"name": "DET_USER", "value": ADMIN_USER},
         {"name": "DET_PASSWORD_FILE", "value": f"{PASSWORD_DIR}/{PASSWORD_FILE}"},
         {"name": "DET_MAPPING", "value": canonical_json(mapping(cfg))},
+        {"name": "DET_DEFAULT_NAMESPACE", "value": namespaces(cfg)["default"]},
+        {"name": "DET_TASK_NAMESPACES", "value": canonical_json(namespaces(cfg)["tasks"])},
         {"name": "DET_TIMEOUT_SECONDS", "value": str(WAIT_SECONDS)},
     ]
     if isinstance(cfg.tls, MasterTls):
-        # The master ends TLS itself: trust its certificate and check it against its host.
+        # The master ends TLS itself: trust its chain and check it against its host, as
+        # tasks do (the script's docstring): no other CA (not master.caBundle, which tasks'
+        # calls to the master do not use either).
         env += [
             {"name": "DET_MASTER_CERT_FILE", "value": f"{defaults.MASTER_TLS_DIR}/tls.crt"},
             {"name": "DET_MASTER_CERT_NAME", "value": cfg.tls.host},
@@ -174,12 +212,12 @@ def job(
             {"name": "tls", "mountPath": defaults.MASTER_TLS_DIR, "readOnly": True}
         )
     annotations = {HASH_ANNOTATION: mapping_hash}
-    meta = kube.metadata(job_name(mapping_hash), COMPONENT, cfg.namespace)
+    meta = kube.metadata(job_name(mapping_hash, cfg), COMPONENT, cfg.namespace)
     # A Job that failed (a master still starting, a changed password) is run again by the
-    # next `up` instead of blocking it; with a master that waits for its certificate, `up`
-    # does not wait for the Job either (it retries until the master answers).
+    # next `up` instead of blocking it; on a first update whose master waits for its
+    # certificate, `up` does not wait for the Job either (it retries until the master answers).
     meta["annotations"] = {**annotations, "pulumi.com/replaceUnready": "true"}
-    if master.waits_for_certificate(cfg):
+    if not awaited(cfg, previous):
         meta["annotations"][master.SKIP_AWAIT] = "true"
     spec = {
         "backoffLimit": JOB_BACKOFF_LIMIT,

@@ -1,6 +1,7 @@
 """Pod Security Standards (kubernetes.io/docs/concepts/security/pod-security-standards): the
-namespace labels Pod Security Admission enforces, and what keeps a pod from the `baseline`
-level (which task pods, running as root as Determined's images do, need at least).
+namespace labels Pod Security Admission enforces, what keeps a pod from the `baseline`
+level (which task pods, running as root as Determined's images do, need at least), and
+from `restricted` (which the master's namespace enforces from 0.35, where no task runs).
 
 Levels are pinned to the rules of VERSION: a cluster upgrade that tightens a level does not
 start rejecting pods that were admitted before.
@@ -122,4 +123,57 @@ def baseline_problems(pod: dict[str, Any]) -> list[str]:
             value == "runtime/default" or str(value).startswith("localhost/")
         ):
             problems.append(f"annotation {key}: {value}")
+    return problems
+
+
+# The restricted level, on top of baseline (as of VERSION): volumes of these types only,
+# no privilege escalation, a non-root user, the RuntimeDefault or a Localhost seccomp
+# profile, every capability dropped and none added but NET_BIND_SERVICE.
+RESTRICTED_VOLUMES = frozenset(
+    {
+        "configMap",
+        "csi",
+        "downwardAPI",
+        "emptyDir",
+        "ephemeral",
+        "persistentVolumeClaim",
+        "projected",
+        "secret",
+    }
+)
+RESTRICTED_SECCOMP = frozenset({"RuntimeDefault", "Localhost"})
+
+
+def restricted_problems(pod: dict[str, Any]) -> list[str]:
+    """What in `pod` the restricted level forbids, baseline's included (empty: admitted).
+    A container's securityContext overrides the pod's for the fields both have."""
+    spec = _spec(pod)
+    problems = baseline_problems(pod)
+    for volume in spec.get("volumes") or []:
+        kinds = set(volume) - {"name"}
+        if not kinds <= RESTRICTED_VOLUMES:
+            problems.append(f"volume {volume.get('name')!r}: {', '.join(sorted(kinds - RESTRICTED_VOLUMES))}")
+    pod_context = spec.get("securityContext") or {}
+    if pod_context.get("runAsUser") == 0:
+        problems.append("pod: runAsUser 0")
+    for container in _containers(spec):
+        context = container.get("securityContext") or {}
+        where = f"container {container.get('name')!r}"
+
+        def effective(key: str, context: dict[str, Any] = context) -> Any:
+            return context[key] if context.get(key) is not None else pod_context.get(key)
+
+        if context.get("allowPrivilegeEscalation") is not False:
+            problems.append(f"{where}: allowPrivilegeEscalation not false")
+        if effective("runAsNonRoot") is not True:
+            problems.append(f"{where}: runAsNonRoot not true")
+        if context.get("runAsUser") == 0:
+            problems.append(f"{where}: runAsUser 0")
+        if (effective("seccompProfile") or {}).get("type") not in RESTRICTED_SECCOMP:
+            problems.append(f"{where}: seccompProfile neither RuntimeDefault nor Localhost")
+        capabilities = context.get("capabilities") or {}
+        if "ALL" not in (capabilities.get("drop") or []):
+            problems.append(f"{where}: capabilities not dropped (ALL)")
+        if set(capabilities.get("add") or []) - {"NET_BIND_SERVICE"}:
+            problems.append(f"{where}: adds capabilities beyond NET_BIND_SERVICE")
     return problems

@@ -517,7 +517,7 @@ def test_the_registry_secret_and_ca_config_map_are_made_in_every_namespace_pods_
     objects = resource_pools.namespace_objects(cfg, "{}")
     secrets = {(o["metadata"]["namespace"], o["metadata"]["name"]) for o in objects if o["kind"] == "Secret"}
     maps = {(o["metadata"]["namespace"], o["metadata"]["name"]) for o in objects if o["kind"] == "ConfigMap"}
-    namespaces = {"determined", "det-a100", "det-aux"}
+    namespaces = {"determined", "determined-tasks", "det-a100", "det-aux"}
     assert secrets == {(ns, defaults.REGISTRY_SECRET) for ns in namespaces}
     assert maps == {(ns, defaults.CA_BUNDLE_CONFIG_MAP) for ns in namespaces}
     for obj in objects:
@@ -577,7 +577,7 @@ def test_every_pod_names_the_pull_secrets_and_the_projects_own_exists_wherever_o
         if o["kind"] == "Secret" and o["metadata"]["name"] == defaults.REGISTRY_SECRET
     }
     if cfg.registry_credentials:
-        assert made == {cfg.namespace, *(rp.namespace_name for rp in cfg.resource_pools)}
+        assert made == {cfg.namespace, *cfg.task_namespaces}
     else:
         assert made == set()
 
@@ -739,7 +739,12 @@ def test_the_registry_secret_is_shown_redacted_in_every_namespace(parity):
         for m in parity.manifests
         if m["kind"] == "Secret" and m["metadata"]["name"] == defaults.REGISTRY_SECRET
     ]
-    assert {s["metadata"]["namespace"] for s in secrets} == {"determined", "det-a100", "det-aux"}
+    assert {s["metadata"]["namespace"] for s in secrets} == {
+        "determined",
+        "determined-tasks",
+        "det-a100",
+        "det-aux",
+    }
     for secret in secrets:
         assert secret["type"] == "kubernetes.io/dockerconfigjson"
         assert secret["stringData"] == {".dockerconfigjson": defaults.REDACTED}
@@ -753,7 +758,7 @@ def test_the_registry_secret_holds_the_configured_login(parity):
         for r in parity.recorder.resources
         if r.type.endswith(":Secret") and unwrap(r.inputs)["metadata"]["name"] == defaults.REGISTRY_SECRET
     ]
-    assert len(documents) == 3
+    assert len(documents) == 4
     for document in documents:
         entry = json.loads(document)["auths"]["mirror.example.com"]
         assert entry["username"] == "robot" and entry["password"] == password

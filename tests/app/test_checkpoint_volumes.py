@@ -41,10 +41,13 @@ def assert_valid(obj):
 def test_nfs_binds_the_share_in_every_namespace_tasks_run_in():
     cfg = directory(nfs={**NFS, "mountOptions": ["nfsvers=4.1", "hard"]}, size="500Gi")
     objs = checkpoint_volumes.objects(cfg)
-    assert cfg.task_namespaces == ["determined", "det-a100", "det-aux"]
+    # The master's namespace (it mounts the share), then each task namespace.
+    assert cfg.pod_namespaces == ["determined", "determined-tasks", "det-a100", "det-aux"]
     assert [(o["kind"], o["metadata"].get("namespace")) for o in objs] == [
         ("PersistentVolume", None),
         ("PersistentVolumeClaim", "determined"),
+        ("PersistentVolume", None),
+        ("PersistentVolumeClaim", "determined-tasks"),
         ("PersistentVolume", None),
         ("PersistentVolumeClaim", "det-a100"),
         ("PersistentVolume", None),
@@ -52,7 +55,7 @@ def test_nfs_binds_the_share_in_every_namespace_tasks_run_in():
     ]
     volumes = {o["metadata"]["name"]: o for o in objs if o["kind"] == "PersistentVolume"}
     claims = [o for o in objs if o["kind"] == "PersistentVolumeClaim"]
-    assert len(volumes) == 3  # cluster-wide names: one per namespace
+    assert len(volumes) == 4  # cluster-wide names: one per namespace
     for claim in claims:
         namespace = claim["metadata"]["namespace"]
         assert claim["metadata"]["name"] == "determined-checkpoints"
@@ -107,7 +110,7 @@ def test_nfs_volumes_of_namespaces_with_long_names_are_still_bound_to_their_clai
     for claim in (o for o in objs if o["kind"] == "PersistentVolumeClaim"):
         ref = volumes[claim["spec"]["volumeName"]]["spec"]["claimRef"]
         assert (ref["namespace"], ref["name"]) == (claim["metadata"]["namespace"], claim["metadata"]["name"])
-    assert len(volumes) == 3
+    assert len(volumes) == 4
     for obj in objs:
         assert_valid(obj)
 

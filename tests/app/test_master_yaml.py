@@ -26,7 +26,7 @@ def test_current_family_0_38_uses_workspace_namespaces_and_per_pool_slots():
     config = build(master={"version": "0.38.1"})
     rm = config["resource_manager"]
     assert rm["type"] == "kubernetes"
-    assert rm["default_namespace"] == "determined"
+    assert rm["default_namespace"] == "determined-tasks"
     assert "namespace" not in rm
     assert rm["master_service_name"] == "determined-master-service"
     assert rm["default_compute_resource_pool"] == "a100"
@@ -96,7 +96,7 @@ def test_pool_namespaces_until_0_35_then_workspace_bindings(version, workspaces)
     rm = config["resource_manager"]
     namespaces = [p.get("kubernetes_namespace") for p in config["resource_pools"]]
     if workspaces:
-        assert rm["default_namespace"] == "determined" and "namespace" not in rm
+        assert rm["default_namespace"] == "determined-tasks" and "namespace" not in rm
         assert namespaces == [None, None]
     else:
         assert rm["namespace"] == "determined" and "default_namespace" not in rm

@@ -82,13 +82,22 @@ def test_the_master_takes_its_port_from_task_pods_of_every_task_namespace_and_th
     rule = only_rule(master)
     assert rule["ports"] == [{"protocol": "TCP", "port": 8081}]
     assert rule["from"] == [
-        {"podSelector": TASK_PODS},  # the master's own namespace: no namespace selector
+        in_namespace(TASK_PODS, "determined-tasks"),  # 0.35+: tasks of unbound workspaces, checkpoint GC
         in_namespace(TASK_PODS, "det-a100"),
         in_namespace(TASK_PODS, "det-aux"),
         component("bind-workspaces"),
     ]
     # Everything out: the Kubernetes API, storage, webhooks, logging.
     assert master["spec"]["egress"] == [{}]
+
+
+def test_before_0_35_tasks_of_the_masters_namespace_reach_it_from_there():
+    rule = only_rule(np.master_policy(make_config(master={"version": "0.34.0"})))
+    assert rule["from"] == [
+        {"podSelector": TASK_PODS},  # the master's own namespace: no namespace selector
+        in_namespace(TASK_PODS, "det-a100"),
+        in_namespace(TASK_PODS, "det-aux"),
+    ]
 
 
 def test_before_workspaces_no_job_binds_them_so_none_is_admitted():
@@ -313,7 +322,8 @@ def test_pool_namespaces_admit_their_own_pods_and_the_master_on_any_port_and_kee
 
 
 def test_task_pods_in_the_masters_namespace_admit_each_other_and_the_master_and_reach_anything():
-    tasks = np.task_policy(make_config(), MASTER_NS)
+    # Before 0.35 the master's namespace is the default one, where tasks may run.
+    tasks = np.task_policy(make_config(master={"version": "0.34.0"}), MASTER_NS)
     assert tasks["spec"] == {
         "podSelector": TASK_PODS,
         "policyTypes": ["Ingress", "Egress"],
@@ -322,12 +332,16 @@ def test_task_pods_in_the_masters_namespace_admit_each_other_and_the_master_and_
     }
 
 
-def test_one_task_policy_per_task_namespace_the_masters_included():
+def test_one_task_policy_per_task_namespace():
     found = by_name(make_config())
-    assert [ns for ns, name in found if name == np.TASKS_POLICY] == [MASTER_NS, "det-a100", "det-aux"]
+    tasks = [MASTER_NS + "-tasks", "det-a100", "det-aux"]
+    assert [ns for ns, name in found if name == np.TASKS_POLICY] == tasks
     # Pools sharing a namespace share its policy.
     pools = [*BASE["resourcePools"], {"name": "more", "nodePool": "system", "namespace": "det-aux"}]
     found = by_name(make_config(resourcePools=pools))
+    assert [ns for ns, name in found if name == np.TASKS_POLICY] == tasks
+    # Before 0.35 the master's namespace is the default task namespace.
+    found = by_name(make_config(master={"version": "0.34.0"}))
     assert [ns for ns, name in found if name == np.TASKS_POLICY] == [MASTER_NS, "det-a100", "det-aux"]
 
 
@@ -341,7 +355,7 @@ def test_the_base_stack_has_these_policies_in_these_namespaces():
         (MASTER_NS, "determined-database"),
         (MASTER_NS, "determined-database-clients"),
         (MASTER_NS, "determined-bind-workspaces"),
-        (MASTER_NS, "determined-tasks"),
+        ("determined-tasks", "determined-tasks"),
         ("det-a100", "determined-tasks"),
         ("det-aux", "determined-tasks"),
     ]

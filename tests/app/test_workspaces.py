@@ -8,11 +8,15 @@ import hashlib
 import importlib.util
 import json
 import re
+import shutil
+import socket
+import ssl
 import subprocess
 import sys
 import threading
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 from conftest import BASE, make_config
@@ -116,8 +120,20 @@ def test_job_env_carries_exactly_the_mapping_and_the_password_only_as_a_file():
     cfg = config()
     job = job_for(cfg)
     env = {e["name"]: e for e in container_of(job)["env"]}
-    assert set(env) == {"DET_MASTER", "DET_USER", "DET_PASSWORD_FILE", "DET_MAPPING", "DET_TIMEOUT_SECONDS"}
+    assert set(env) == {
+        "DET_MASTER",
+        "DET_USER",
+        "DET_PASSWORD_FILE",
+        "DET_MAPPING",
+        "DET_DEFAULT_NAMESPACE",
+        "DET_TASK_NAMESPACES",
+        "DET_TIMEOUT_SECONDS",
+    }
     assert json.loads(env["DET_MAPPING"]["value"]) == workspaces.mapping(cfg)
+    # What it moves workspaces back to, and the namespaces the master has a Role in.
+    assert env["DET_DEFAULT_NAMESPACE"]["value"] == "determined-tasks" == cfg.default_task_namespace
+    assert json.loads(env["DET_TASK_NAMESPACES"]["value"]) == cfg.task_namespaces
+    assert cfg.task_namespaces == ["determined-tasks", "det-a100", "det-aux", "det-team"]
     assert env["DET_MASTER"]["value"] == master.internal_url(cfg)
     assert env["DET_USER"]["value"] == "admin"
     # The file is the Secret's key, mounted read-only.
@@ -137,8 +153,9 @@ def test_job_is_named_by_the_hash_and_runs_the_mounted_script_confined():
     cfg = config()
     digest = workspaces.mapping_hash(workspaces.mapping(cfg))
     job = job_for(cfg)
-    script = hashlib.sha256(workspaces.SCRIPT_FILE.read_bytes()).hexdigest()[:6]
-    assert job["metadata"]["name"] == f"determined-bind-workspaces-{digest}-{script}"
+    settings = json.dumps(workspaces.namespaces(cfg), sort_keys=True, separators=(",", ":"))
+    run = hashlib.sha256(workspaces.SCRIPT_FILE.read_bytes() + settings.encode()).hexdigest()[:6]
+    assert job["metadata"]["name"] == f"determined-bind-workspaces-{digest}-{run}"
     assert job["metadata"]["namespace"] == cfg.namespace
     assert job["metadata"]["annotations"][workspaces.HASH_ANNOTATION] == digest
     assert job["spec"]["template"]["metadata"]["annotations"][workspaces.HASH_ANNOTATION] == digest
@@ -218,29 +235,45 @@ def test_script_uses_only_the_standard_library():
 
 class FakeMaster:
     """The master's REST API as the Go handlers of 0.35-0.38 answer it (api_workspace.go,
-    api_resourcepool.go): state in memory, every request recorded."""
+    api_resourcepool.go, db/postgres_rp_workspace_bindings.go at v0.38.1): state in memory,
+    every request recorded. `reconfigure` is the master restarting with another master.yaml
+    (its database, the bindings, stays); `start_namespaces` what it lists when it starts."""
 
-    def __init__(self, pools, default_compute, default_aux, namespaces, cluster="default"):
-        self.pools = list(pools)
-        self.default_compute = default_compute
-        self.default_aux = default_aux
-        self.namespaces = set(namespaces)
+    def __init__(self, pools, default_compute, default_aux, namespaces, default_namespace, cluster="default"):
+        self.namespaces = set(namespaces)  # the cluster's namespaces
         self.cluster = cluster
-        self.default_namespace = "determined"
+        self.reconfigure(pools, default_compute, default_aux, default_namespace)
         self.workspaces = {1: {"id": 1, "name": "Uncategorized", "archived": False, "immutable": True}}
-        self.ns_bindings: dict[int, str] = {}
-        self.rp_bindings: dict[str, list[int]] = {}
+        self.ns_bindings: dict[int, str] = {}  # workspace_namespace_bindings (the default is never stored)
+        self.rp_bindings: list[tuple[str, int]] = []  # rp_workspace_bindings rows (pool_name, workspace_id)
         self.calls: list[tuple[str, str, object]] = []
         self.info_failures = 0
         self.lock = threading.Lock()
+
+    def reconfigure(self, pools, default_compute, default_aux, default_namespace):
+        self.pools = list(pools)
+        self.default_compute = default_compute
+        self.default_aux = default_aux
+        self.default_namespace = default_namespace
+
+    def start_namespaces(self):
+        """The namespaces the master lists pods, Jobs and events in when it starts: every
+        bound one and the default (GetAllNamespacesForRM, jobs.go:156-168 at v0.38.1)."""
+        return set(self.ns_bindings.values()) | {self.default_namespace}
 
     # -- helpers
     def ws_json(self, ws):
         return {"defaultComputePool": "", "defaultAuxPool": "", **ws}
 
+    def bound_to(self, pool):
+        return [wid for p, wid in self.rp_bindings if p == pool]
+
     def available(self, wid):
-        bound_elsewhere = {p for p, ids in self.rp_bindings.items() if ids and wid not in ids}
-        return {p for p in self.pools if p not in bound_elsewhere} | {""}
+        """ReadRPsAvailableToWorkspace: its bound pools (also ones no longer configured) and
+        every configured pool bound to no workspace."""
+        own = [p for p, w in self.rp_bindings if w == wid]
+        unbound = [p for p in self.pools if not self.bound_to(p)]
+        return list(dict.fromkeys(own + unbound))
 
     def handle(self, method, path, query, body, auth):
         self.calls.append((method, path, body))
@@ -267,7 +300,11 @@ class FakeMaster:
             return 200, {"resourcePools": pools}
         if path == "/api/v1/workspaces" and method == "GET":
             name = query.get("name", [""])[0]
-            found = [self.ws_json(w) for w in self.workspaces.values() if w["name"].lower() == name.lower()]
+            found = [
+                self.ws_json(w)
+                for w in self.workspaces.values()
+                if not name or w["name"].lower() == name.lower()
+            ]
             return 200, {"workspaces": found, "pagination": {}}
         if path == "/api/v1/workspaces" and method == "POST":
             if any(w["name"].lower() == body["name"].lower() for w in self.workspaces.values()):
@@ -290,49 +327,91 @@ class FakeMaster:
                 return 400, {"error": {"code": 3, "error": f"no resource manager with cluster name {key}"}}
             if meta["namespace"] not in self.namespaces:
                 return 500, {"error": {"code": 13, "error": "error verifying Kubernetes namespace"}}
-            self.ns_bindings[wid] = meta["namespace"]
+            if meta["namespace"] == self.default_namespace:
+                # Not stored: binding the default namespace deletes the stored binding.
+                self.ns_bindings.pop(wid, None)
+            else:
+                self.ns_bindings[wid] = meta["namespace"]
             return 200, {"namespaceBindings": {}}
+        m = re.fullmatch(r"/api/v1/workspaces/(\d+)/available-resource-pools", path)
+        if m and method == "GET":
+            assert query.get("limit") == ["-1"]
+            return 200, {"resourcePools": self.available(int(m[1])), "pagination": {}}
         m = re.fullmatch(r"/api/v1/resource-pools/([^/]+)/workspace-bindings", path)
         if m and method == "GET":
             pool = urllib.parse.unquote(m[1])
             if pool not in self.pools:
                 return 500, {"error": {"code": 13, "error": f"pool with name {pool} doesn't exist"}}
             assert query.get("limit") == ["-1"]
-            return 200, {"workspaceIds": list(self.rp_bindings.get(pool, [])), "pagination": {}}
+            return 200, {"workspaceIds": self.bound_to(pool), "pagination": {}}
         if m and method == "POST":
             pool = urllib.parse.unquote(m[1])
             assert body["resourcePoolName"] == pool
             if pool in (self.default_compute, self.default_aux):
                 return 500, {"error": {"code": 13, "error": f"default resource pool {pool} cannot be bound"}}
-            ids = self.rp_bindings.setdefault(pool, [])
-            if set(body["workspaceIds"]) & set(ids):
+            if pool not in self.pools:
+                return 500, {"error": {"code": 13, "error": f"pool with name {pool} doesn't exist"}}
+            if set(body["workspaceIds"]) & set(self.bound_to(pool)):
                 return 500, {"error": {"code": 13, "error": "duplicate key value violates unique constraint"}}
-            ids.extend(body["workspaceIds"])
+            self.rp_bindings += [(pool, wid) for wid in body["workspaceIds"]]
+            return 200, {}
+        if m and method == "DELETE":
+            pool = urllib.parse.unquote(m[1])
+            assert body["resourcePoolName"] == pool
+            # No check of the pool against the config; each workspace needs some binding.
+            for wid in body["workspaceIds"]:
+                if not any(w == wid for _, w in self.rp_bindings):
+                    return 500, {
+                        "error": {"code": 13, "error": f"workspace with id {wid} binding doesn't exist"}
+                    }
+            self.rp_bindings = [
+                (p, w) for p, w in self.rp_bindings if not (p == pool and w in body["workspaceIds"])
+            ]
             return 200, {}
         m = re.fullmatch(r"/api/v1/workspaces/(\d+)", path)
         if m and method == "PATCH":
             ws = self.workspaces[int(m[1])]
+            if ws["archived"] or ws["immutable"]:
+                return 500, {
+                    "error": {"code": 2, "error": "workspace is archived and cannot add new projects"}
+                }
             for key, field in (
                 ("defaultComputeResourcePool", "defaultComputePool"),
                 ("defaultAuxResourcePool", "defaultAuxPool"),
             ):
                 if key in body:
-                    if body[key] not in self.available(ws["id"]):
+                    if body[key] not in [*self.available(ws["id"]), ""]:
                         return 400, {"error": {"code": 9, "error": "unable to bind a resource pool"}}
                     ws[field] = body[key]
             return 200, {"workspace": self.ws_json(ws)}
         return 404, {"error": {"code": 5, "error": "not found"}}
 
 
-@pytest.fixture
-def fake_master():
-    cfg = config()
-    fake = FakeMaster(
+def fake_for(cfg):
+    """A fake master started with `cfg`'s pools, in a cluster that has its namespaces."""
+    return FakeMaster(
         [rp.name for rp in cfg.resource_pools],
         cfg.compute_pool,
         cfg.aux_pool,
-        {rp.namespace_name for rp in cfg.resource_pools} | {cfg.namespace},
+        set(cfg.pod_namespaces),
+        cfg.default_task_namespace,
     )
+
+
+def restart(fake, cfg):
+    """The master restarted with `cfg`'s master.yaml, and the Job of `cfg` to run next."""
+    fake.reconfigure(
+        [rp.name for rp in cfg.resource_pools], cfg.compute_pool, cfg.aux_pool, cfg.default_task_namespace
+    )
+    fake.namespaces |= set(cfg.pod_namespaces)
+    fake.cfg = cfg
+    fake.mapping = workspaces.mapping(cfg)
+
+
+@pytest.fixture
+def fake_master():
+    cfg = config()
+    fake = fake_for(cfg)
 
     class Handler(BaseHTTPRequestHandler):
         def _serve(self):
@@ -364,6 +443,7 @@ def fake_master():
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     fake.url = f"http://127.0.0.1:{server.server_address[1]}"
+    fake.cfg = cfg
     fake.mapping = workspaces.mapping(cfg)
     yield fake
     server.shutdown()
@@ -391,6 +471,8 @@ def env_for(fake, **overrides):
         "DET_USER": "admin",
         "DET_PASSWORD": PASSWORD,
         "DET_MAPPING": json.dumps(fake.mapping),
+        "DET_DEFAULT_NAMESPACE": workspaces.namespaces(fake.cfg)["default"],
+        "DET_TASK_NAMESPACES": json.dumps(workspaces.namespaces(fake.cfg)["tasks"]),
         "DET_TIMEOUT_SECONDS": "60",
         "DET_RETRIES": "3",
     }
@@ -404,7 +486,6 @@ def run(script, fake, capsys, **overrides):
     out, err = capsys.readouterr()
     assert PASSWORD not in out + err
     assert TOKEN not in out + err
-    assert not [c for c in fake.calls if c[0] == "DELETE"]
     return code, out, err
 
 
@@ -457,7 +538,7 @@ def test_script_creates_binds_and_sets_defaults_on_a_fresh_master(script, fake_m
     ]
     assert fake_master.ns_bindings == {a100: "det-a100", aux: "det-aux", team: "det-team"}
     # The master's default pools stay open to every workspace; the others are bound.
-    assert fake_master.rp_bindings == {"team-gpu": [team], "team-cpu": [team]}
+    assert fake_master.rp_bindings == [("team-gpu", team), ("team-cpu", team)]
     assert fake_master.workspaces[team]["defaultComputePool"] == "team-gpu"
     assert fake_master.workspaces[team]["defaultAuxPool"] == "team-cpu"
     assert "workspace 'a100': created" in out
@@ -468,13 +549,13 @@ def test_script_creates_binds_and_sets_defaults_on_a_fresh_master(script, fake_m
 
 def test_script_changes_nothing_on_a_second_run(script, fake_master, capsys):
     assert run(script, fake_master, capsys)[0] == 0
-    before = (dict(fake_master.ns_bindings), json.dumps(fake_master.rp_bindings), len(fake_master.workspaces))
+    before = (dict(fake_master.ns_bindings), list(fake_master.rp_bindings), len(fake_master.workspaces))
     code, out, err = run(script, fake_master, capsys)
     assert (code, err) == (0, "")
     assert changes(fake_master) == [
         ("POST", "/api/v1/auth/login", {"username": "admin", "password": PASSWORD})
     ]
-    after = (dict(fake_master.ns_bindings), json.dumps(fake_master.rp_bindings), len(fake_master.workspaces))
+    after = (dict(fake_master.ns_bindings), list(fake_master.rp_bindings), len(fake_master.workspaces))
     assert after == before
     assert "workspace 'team': namespace det-team unchanged" in out
     assert "workspace 'team': pool 'team-gpu' binding unchanged" in out
@@ -485,7 +566,7 @@ def test_script_changes_nothing_on_a_second_run(script, fake_master, capsys):
 def test_script_moves_a_workspace_bound_elsewhere_and_keeps_what_is_right(script, fake_master, capsys):
     fake_master.workspaces[7] = {"id": 7, "name": "Team", "archived": False, "immutable": False}
     fake_master.ns_bindings[7] = "det-old"
-    fake_master.rp_bindings["team-gpu"] = [7]
+    fake_master.rp_bindings.append(("team-gpu", 7))
     fake_master.workspaces[7]["defaultComputePool"] = "team-gpu"
     code, out, err = run(script, fake_master, capsys)
     assert (code, err) == (0, "")
@@ -599,6 +680,138 @@ def test_script_hash_is_the_jobs_hash(script):
     assert script.mapping_hash(entries) == workspaces.mapping_hash(entries)
 
 
+# --- bindings the config no longer makes ---------------------------------------------------
+#
+# The master lists pods, Jobs and events in every namespace a workspace is bound to (and the
+# default one) when it starts, and does not start when a list is refused (jobs.go:156-168,
+# 240, 487-489 at v0.38.1): a namespace the stack deletes, with the master's Role in it, must
+# have no workspace bound to it by then. The stack gives the master a Role in its task
+# namespaces only (deploy/app/master.py), so those are the namespaces it may start with.
+
+
+def removed_team_config():
+    """config() with the team's two pools and their namespace det-team removed."""
+    return config(resourcePools=POOLS[:2])
+
+
+def test_removing_a_pool_moves_its_workspace_back_and_keeps_the_master_starting(script, fake_master, capsys):
+    assert run(script, fake_master, capsys)[0] == 0
+    team = next(w["id"] for w in fake_master.workspaces.values() if w["name"] == "team")
+    assert "det-team" in fake_master.start_namespaces()
+    new = removed_team_config()
+    restart(fake_master, new)
+    # The master restarted with the new config still lists det-team: the stack deletes it
+    # (and the Role there) only after this Job (tests/app/test_pool_removal.py).
+    code, out, err = run(script, fake_master, capsys)
+    assert (code, err) == (0, "")
+    assert changes(fake_master) == [
+        ("POST", "/api/v1/auth/login", {"username": "admin", "password": PASSWORD}),
+        (
+            "POST",
+            f"/api/v1/workspaces/{team}/namespace-bindings",
+            {"workspaceId": team, "clusterNamespaceMeta": {"": {"namespace": "determined-tasks"}}},
+        ),
+        (
+            "DELETE",
+            "/api/v1/resource-pools/team-gpu/workspace-bindings",
+            {"resourcePoolName": "team-gpu", "workspaceIds": [team]},
+        ),
+        (
+            "DELETE",
+            "/api/v1/resource-pools/team-cpu/workspace-bindings",
+            {"resourcePoolName": "team-cpu", "workspaceIds": [team]},
+        ),
+        (
+            "PATCH",
+            f"/api/v1/workspaces/{team}",
+            {"defaultComputeResourcePool": "", "defaultAuxResourcePool": ""},
+        ),
+    ]
+    # Every namespace the master lists when it next starts keeps its Role.
+    assert fake_master.start_namespaces() <= set(new.task_namespaces)
+    assert team not in fake_master.ns_bindings
+    assert fake_master.rp_bindings == []
+    assert fake_master.workspaces[team]["defaultComputePool"] == ""
+    assert "workspace 'team': moved back to the default namespace determined-tasks (was det-team" in out
+    assert "workspace 'team': pool 'team-gpu' unbound (the master has no such pool)" in out
+    # The workspace (and whatever it holds) stays.
+    assert fake_master.workspaces[team]["name"] == "team"
+    # A second run finds nothing to do.
+    assert run(script, fake_master, capsys)[0] == 0
+    assert changes(fake_master) == [
+        ("POST", "/api/v1/auth/login", {"username": "admin", "password": PASSWORD})
+    ]
+
+
+def test_a_workspace_bound_by_hand_outside_the_stack_goes_back_inside_it_stays(script, fake_master, capsys):
+    fake_master.namespaces |= {"ml-sandbox"}
+    fake_master.workspaces[7] = {"id": 7, "name": "sandbox", "archived": False, "immutable": False}
+    fake_master.ns_bindings[7] = "ml-sandbox"
+    # Archived workspaces' bindings count when the master starts too.
+    fake_master.workspaces[8] = {"id": 8, "name": "old", "archived": True, "immutable": False}
+    fake_master.ns_bindings[8] = "det-gone"
+    fake_master.workspaces[9] = {"id": 9, "name": "guest", "archived": False, "immutable": False}
+    fake_master.ns_bindings[9] = "det-a100"
+    code, out, err = run(script, fake_master, capsys)
+    assert (code, err) == (0, "")
+    assert fake_master.ns_bindings[9] == "det-a100"  # a stack namespace: the master has its Role there
+    assert 7 not in fake_master.ns_bindings and 8 not in fake_master.ns_bindings
+    assert fake_master.start_namespaces() <= set(fake_master.cfg.task_namespaces)
+    assert "workspace 'sandbox': moved back to the default namespace determined-tasks (was ml-sandbox" in out
+
+
+def test_a_pool_given_to_another_workspace_leaves_the_old_one(script, fake_master, capsys):
+    assert run(script, fake_master, capsys)[0] == 0
+    team = next(w["id"] for w in fake_master.workspaces.values() if w["name"] == "team")
+    moved = [POOLS[0], POOLS[1], dict(POOLS[2], workspace="vision", namespace="det-vision"), POOLS[3]]
+    restart(fake_master, config(resourcePools=moved))
+    code, out, err = run(script, fake_master, capsys)
+    assert (code, err) == (0, "")
+    vision = next(w["id"] for w in fake_master.workspaces.values() if w["name"] == "vision")
+    assert fake_master.bound_to("team-gpu") == [vision]
+    assert fake_master.bound_to("team-cpu") == [team]
+    # team's default compute pool was team-gpu, which it can no longer use.
+    assert fake_master.workspaces[team]["defaultComputePool"] == ""
+    assert fake_master.workspaces[team]["defaultAuxPool"] == "team-cpu"
+    assert fake_master.workspaces[vision]["defaultComputePool"] == "team-gpu"
+    assert fake_master.ns_bindings[team] == "det-team" and fake_master.ns_bindings[vision] == "det-vision"
+    assert "workspace 'team': pool 'team-gpu' unbound (the stack binds it to 'vision')" in out
+
+
+def test_a_pool_that_became_a_default_pool_is_opened_to_every_workspace(script, fake_master, capsys):
+    assert run(script, fake_master, capsys)[0] == 0
+    team = next(w["id"] for w in fake_master.workspaces.values() if w["name"] == "team")
+    # The master refuses to bind its default pools, but a binding made before stays in its
+    # database and would keep the pool from every other workspace.
+    restart(fake_master, config(defaultComputePool="team-gpu"))
+    code, out, err = run(script, fake_master, capsys)
+    assert (code, err) == (0, "")
+    assert fake_master.bound_to("team-gpu") == []
+    assert fake_master.bound_to("team-cpu") == [team]
+    assert "team-gpu" in fake_master.available(1)  # Uncategorized may use it
+    assert "the master's default pools stay open to every workspace" in out
+
+
+@pytest.mark.parametrize(
+    ("default", "namespaces", "message"),
+    [
+        ("", '["determined-tasks", "det-a100", "det-aux", "det-team"]', "DET_DEFAULT_NAMESPACE is not set"),
+        ("determined-tasks", "nope", "DET_TASK_NAMESPACES is not JSON"),
+        ("determined-tasks", '{"a": 1}', "must be a JSON list"),
+        ("determined-tasks", '["det-a100", "det-aux", "det-team"]', "lacks determined-tasks"),
+        ("determined-tasks", '["determined-tasks", "det-a100", "det-aux"]', "lacks det-team"),
+    ],
+)
+def test_script_refuses_namespaces_that_would_move_mapped_workspaces(
+    script, fake_master, capsys, default, namespaces, message
+):
+    code, _, err = run(
+        script, fake_master, capsys, DET_DEFAULT_NAMESPACE=default, DET_TASK_NAMESPACES=namespaces
+    )
+    assert code == 1 and message in err
+    assert fake_master.calls == []
+
+
 def run_as_job(env: dict[str, str]) -> subprocess.CompletedProcess:
     """The script as a process, the Job's way (python3 -I -B <script>), settings from `env`."""
     _, *flags, _ = container_of(job_for(config()))["command"]
@@ -616,27 +829,61 @@ def test_script_runs_as_the_job_runs_it(fake_master):
     assert {w["name"] for w in fake_master.workspaces.values()} == {"Uncategorized", "a100", "aux", "team"}
 
 
-@pytest.fixture
-def tls_master(fake_master, tmp_path):
-    """The fake master behind TLS, with a certificate for det.example.com (not the address dialled)."""
-    import shutil
-    import ssl
-    import subprocess as sp
+def openssl(*args: str, cwd) -> None:
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
 
+
+def make_private_ca_chain(directory) -> dict[str, str]:
+    """Real certificates: a private root CA, an intermediate it signs, and a leaf for
+    det.example.com the intermediate signs. Returns file paths: the key, the leaf's chain
+    without the root (what a private CA's issuer often hands out) and with it."""
+    if not shutil.which("openssl"):
+        pytest.skip("openssl is needed to make the test certificates")
+    d = directory
+    ca_ext = "basicConstraints=critical,CA:true\nkeyUsage=critical,keyCertSign,cRLSign\n"
+    (d / "ca.ext").write_text(ca_ext)
+    leaf_ext = (
+        "basicConstraints=critical,CA:false\nkeyUsage=critical,digitalSignature,keyEncipherment\n"
+        "extendedKeyUsage=serverAuth\nsubjectAltName=DNS:det.example.com\n"
+    )
+    (d / "leaf.ext").write_text(leaf_ext)
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=Test Private Root",
+            "-addext", "basicConstraints=critical,CA:true", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+            "-keyout", "root.key", "-out", "root.crt", cwd=d)  # fmt: skip
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=Test Intermediate",
+            "-keyout", "int.key", "-out", "int.csr", cwd=d)  # fmt: skip
+    openssl("x509", "-req", "-in", "int.csr", "-CA", "root.crt", "-CAkey", "root.key", "-CAcreateserial",
+            "-days", "2", "-extfile", "ca.ext", "-out", "int.crt", cwd=d)  # fmt: skip
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=det.example.com",
+            "-keyout", "tls.key", "-out", "leaf.csr", cwd=d)  # fmt: skip
+    openssl("x509", "-req", "-in", "leaf.csr", "-CA", "int.crt", "-CAkey", "int.key", "-CAcreateserial",
+            "-days", "2", "-extfile", "leaf.ext", "-out", "leaf.crt", cwd=d)  # fmt: skip
+    leaf, intermediate, root = ((d / f).read_text() for f in ("leaf.crt", "int.crt", "root.crt"))
+    (d / "without-root.crt").write_text(leaf + intermediate)
+    (d / "with-root.crt").write_text(leaf + intermediate + root)
+    return {
+        "key": str(d / "tls.key"),
+        "without_root": str(d / "without-root.crt"),
+        "with_root": str(d / "with-root.crt"),
+    }
+
+
+def make_self_signed(directory) -> dict[str, str]:
     if not shutil.which("openssl"):
         pytest.skip("openssl is needed to make the test certificate")
-    cert, key = tmp_path / "tls.crt", tmp_path / "tls.key"
-    sp.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=det.example.com",
-         "-addext", "subjectAltName=DNS:det.example.com", "-keyout", str(key), "-out", str(cert)],
-        check=True, capture_output=True,
-    )  # fmt: skip
-    port = int(fake_master.url.rsplit(":", 1)[1])
-    # A TLS front on another port, relaying to the plain fake (the master's listener is all-TLS).
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.load_cert_chain(cert, key)
-    import socket
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=det.example.com",
+            "-addext", "subjectAltName=DNS:det.example.com", "-keyout", "tls.key", "-out", "tls.crt",
+            cwd=directory)  # fmt: skip
+    return {"key": str(directory / "tls.key"), "chain": str(directory / "tls.crt")}
 
+
+@contextlib.contextmanager
+def tls_front(fake, chain: str, key: str):
+    """The fake master behind TLS (as the master serves it: the whole chain file of its
+    Secret's tls.crt), on another port, relaying to the plain fake. Yields the https URL."""
+    port = int(fake.url.rsplit(":", 1)[1])
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(chain, key)
     listener = socket.create_server(("127.0.0.1", 0))
     stop = threading.Event()
 
@@ -667,34 +914,110 @@ def tls_master(fake_master, tmp_path):
 
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
-    yield fake_master, f"https://127.0.0.1:{listener.getsockname()[1]}", str(cert)
-    stop.set()
-    thread.join()
-    listener.close()
+    try:
+        yield f"https://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        stop.set()
+        thread.join()
+        listener.close()
 
 
 def _quietly(fn, *args):
-    with contextlib.suppress(OSError):
+    with contextlib.suppress(OSError, ssl.SSLError):
         fn(*args)
 
 
-def test_script_trusts_the_masters_certificate_by_its_host_name(tls_master):
-    fake, url, cert = tls_master
-    env = {
-        **env_for(fake),
-        "DET_MASTER": url,
-        "DET_MASTER_CERT_FILE": cert,
-        "DET_MASTER_CERT_NAME": "det.example.com",
-    }
-    done = run_as_job(env)
+def tls_env(fake, url: str, cert_file: str, name: str = "det.example.com") -> dict[str, str]:
+    """The Job's environment for a master ending TLS: its chain (the Secret's tls.crt, what
+    the Job mounts) and the name the certificate is checked against."""
+    return {**env_for(fake), "DET_MASTER": url, "DET_MASTER_CERT_FILE": cert_file, "DET_MASTER_CERT_NAME": name,
+            "DET_TIMEOUT_SECONDS": "5", "DET_RETRIES": "2"}  # fmt: skip
+
+
+def task_verifies(url: str, cert_file: str, name: str = "det.example.com") -> bool:
+    """Whether a Determined task would accept the master: the harness trusts certifi's CAs
+    plus the chain the master hands it, through requests/urllib3 (an SSLContext of its own
+    loading that one bundle: no partial chains), checking DET_MASTER_CERT_NAME
+    (harness/determined/common/api/certs.py:47-51, _session.py:272 at v0.38.1). The system
+    bundle stands in for certifi's (both Mozilla's roots)."""
+    bundle = Path(cert_file).with_suffix(".task-bundle")
+    system = ssl.get_default_verify_paths().cafile or "/etc/ssl/certs/ca-certificates.crt"
+    bundle.write_text(Path(system).read_text() + "\n" + Path(cert_file).read_text())
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.load_verify_locations(cafile=str(bundle))
+    host, port = urllib.parse.urlsplit(url).hostname, urllib.parse.urlsplit(url).port
+    try:
+        with (
+            socket.create_connection((host, port), timeout=10) as sock,
+            context.wrap_socket(sock, server_hostname=name),
+        ):
+            return True
+    except ssl.SSLCertVerificationError:
+        return False
+
+
+def test_script_trusts_the_masters_certificate_by_its_host_name(fake_master, tmp_path):
+    cert = make_self_signed(tmp_path)
+    with tls_front(fake_master, cert["chain"], cert["key"]) as url:
+        done = run_as_job(tls_env(fake_master, url, cert["chain"]))
     assert (done.returncode, done.stderr) == (0, ""), done.stdout
     assert done.stdout.splitlines()[-1] == "done"
 
 
-def test_script_refuses_a_certificate_for_another_name(tls_master):
-    fake, url, cert = tls_master
-    env = {**env_for(fake), "DET_MASTER": url, "DET_MASTER_CERT_FILE": cert, "DET_MASTER_CERT_NAME": "other.example.com",
-           "DET_TIMEOUT_SECONDS": "2", "DET_RETRIES": "1"}  # fmt: skip
-    done = run_as_job(env)
+def test_script_refuses_a_certificate_for_another_name(fake_master, tmp_path):
+    cert = make_self_signed(tmp_path)
+    with tls_front(fake_master, cert["chain"], cert["key"]) as url:
+        done = run_as_job(tls_env(fake_master, url, cert["chain"], name="other.example.com"))
     assert done.returncode != 0
     assert PASSWORD not in done.stdout + done.stderr
+
+
+def test_a_private_ca_chain_without_its_root_fails_in_the_job_as_in_tasks(fake_master, tmp_path):
+    # The master serves (and hands tasks) its Secret's tls.crt: leaf and intermediate only.
+    certs = make_private_ca_chain(tmp_path)
+    with tls_front(fake_master, certs["without_root"], certs["key"]) as url:
+        assert not task_verifies(url, certs["without_root"])
+        done = run_as_job(tls_env(fake_master, url, certs["without_root"]))
+    assert done.returncode == 1, done.stdout
+    assert "does not verify as Determined's tasks verify it" in done.stderr
+    assert "retry" not in done.stdout  # no waiting out the timeout on a certificate
+    assert not [c for c in fake_master.calls if c[1] != "/info"]
+
+
+def test_a_private_ca_chain_with_its_root_passes_in_the_job_as_in_tasks(fake_master, tmp_path):
+    certs = make_private_ca_chain(tmp_path)
+    with tls_front(fake_master, certs["with_root"], certs["key"]) as url:
+        assert task_verifies(url, certs["with_root"])
+        done = run_as_job(tls_env(fake_master, url, certs["with_root"]))
+    assert (done.returncode, done.stderr) == (0, ""), done.stdout
+
+
+def test_the_job_turns_partial_chains_off_where_python_turns_them_on(
+    script, fake_master, tmp_path, monkeypatch
+):
+    # Python 3.13 (the Job's image) sets VERIFY_X509_PARTIAL_CHAIN and VERIFY_X509_STRICT in
+    # create_default_context (python/cpython gh-107361); the tests may run an older Python.
+    made = ssl.create_default_context
+
+    def like_3_13(*args, **kwargs):
+        context = made(*args, **kwargs)
+        context.verify_flags |= ssl.VERIFY_X509_PARTIAL_CHAIN | ssl.VERIFY_X509_STRICT
+        return context
+
+    monkeypatch.setattr(script.ssl, "create_default_context", like_3_13)
+    context = script.tls_context(None)
+    assert not context.verify_flags & (ssl.VERIFY_X509_PARTIAL_CHAIN | ssl.VERIFY_X509_STRICT)
+    # What the flag would let through: the intermediate accepted as an anchor.
+    certs = make_private_ca_chain(tmp_path)
+    with tls_front(fake_master, certs["without_root"], certs["key"]) as url:
+        env = tls_env(fake_master, url, certs["without_root"])
+        assert script.main(env) == 1
+        monkeypatch.setattr(script, "tls_context", lambda cert_file: _partial(made, cert_file))
+        assert script.main(env) == 0
+
+
+def _partial(made, cert_file):
+    context = made()
+    context.load_verify_locations(cafile=cert_file)
+    context.verify_flags |= ssl.VERIFY_X509_PARTIAL_CHAIN
+    return context

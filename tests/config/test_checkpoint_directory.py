@@ -42,11 +42,13 @@ def rule(raw) -> list[str]:
 
 
 def in_master_namespace(raw):
-    """Every resource pool's tasks in the master's namespace (as directory_problems sees it;
-    the namespace rule of stack.py refuses such pools on its own)."""
+    """Every task in the master's namespace: each resource pool's and (0.35+) the default
+    task namespace's (as directory_problems sees it; the namespace rules of stack.py refuse
+    such a config on their own)."""
     raw = copy.deepcopy(raw)
     for pool in raw["resourcePools"]:
         pool["namespace"] = raw.get("namespace", "determined")
+    raw["taskNamespace"] = raw.get("namespace", "determined")
     return raw
 
 
@@ -360,7 +362,7 @@ def test_directory_storage_needs_a_master_from_0_26_3(version, refused):
 def test_a_storage_class_claim_cannot_serve_tasks_in_other_namespaces():
     assert rule(raw_config(checkpointStorage=directory(storageClass="nfs-rwx"))) == [
         "checkpointStorage.storageClass: a provisioned claim is one volume in one namespace ('determined'), "
-        "but tasks also run in 'det-a100', 'det-aux'; use nfs (the stack binds the share in every namespace) "
+        "but tasks also run in 'determined-tasks', 'det-a100', 'det-aux'; use nfs (the stack binds the share in every namespace) "
         "or claimName (a claim of that name in each, bound to one share)"
     ]
 

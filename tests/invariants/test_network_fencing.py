@@ -29,7 +29,7 @@ from conftest import raw_config
 from planning import plan_for
 from stack_plans import containers, labels_match, master_workload, workloads
 
-from deploy import defaults
+from deploy import defaults, kube
 
 NAME = "app.kubernetes.io/name"
 ENVOY_NAMESPACE = "envoy-gateway-system"
@@ -195,8 +195,14 @@ class Cluster:
 def cluster_of(stack) -> Cluster:
     deployment, _, _ = master_workload(stack)
     namespace = deployment["metadata"]["namespace"]
-    # The master has a Role in every namespace tasks run in.
-    roles = [r for r in stack.manifests("Role") if r["metadata"]["name"] == defaults.MASTER_NAME]
+    # The master has a Role in every namespace tasks run in, granting it their pods (in its
+    # own namespace from 0.35, where none run, only its Service).
+    roles = [
+        r
+        for r in stack.manifests("Role")
+        if r["metadata"]["name"] == defaults.MASTER_NAME
+        and any("pods" in rule["resources"] for rule in r["rules"])
+    ]
     pods = []
     for obj, template in workloads(stack):
         ports = [p for c in containers(template) for p in c.get("ports", [])]
@@ -204,6 +210,12 @@ def cluster_of(stack) -> Cluster:
         pods.append(
             Pod(obj["metadata"]["namespace"], labels, ports, f"{obj['kind']}/{obj['metadata']['name']}")
         )
+    # The dump before an upgrade: an update that changes the master version runs it (a plan is
+    # of a first install, which runs none: deploy/app/database_backup.upgrade_dump).
+    before_upgrade = stack.raw.get("database", {}).get("backup", {}).get("beforeUpgrade", True)
+    dumps = [p for p in pods if p.name.startswith(f"Job/{defaults.PRE_UPGRADE_JOB_PREFIX}")]
+    if before_upgrade and not dumps:
+        pods.append(Pod(namespace, kube.labels(defaults.BACKUP_COMPONENT), [], "Job/upgrade-dump"))
     return Cluster(
         stack=stack,
         policies=stack.manifests("NetworkPolicy"),
@@ -440,6 +452,23 @@ def test_task_pods_reach_each_other_and_the_master_and_hear_from_nobody_else(clu
             assert not allowed(cluster.policies, stranger, one, TASK_PORT), (ns, stranger)
 
 
+def test_from_0_35_tasks_run_outside_the_determined_namespace(cluster):
+    """0.35+: master.yaml's default namespace (tasks of unbound workspaces, checkpoint GC) is a
+    task namespace of its own, fenced like a pool's, and the Determined namespace opens
+    nothing to task pods (a task pod there would meet only the default deny)."""
+    rm = cluster.stack.master["resource_manager"]
+    if "default_namespace" not in rm:
+        pytest.skip("before 0.35 tasks default to the master's namespace")
+    default = rm["default_namespace"]
+    assert default != cluster.namespace and default in cluster.task_namespaces
+    assert cluster.namespace not in cluster.task_namespaces
+    tasks = [p for p in cluster.policies if p["metadata"]["name"] == "determined-tasks"]
+    assert {p["metadata"]["namespace"] for p in tasks} == set(cluster.task_namespaces)
+    stray = cluster.task_pod(cluster.namespace)
+    assert not allowed(cluster.policies, cluster.task_pod(default), stray, TASK_PORT)
+    assert not allowed(cluster.policies, stray, Address(OUTSIDE), 443)
+
+
 # --- policies and the pods they name ----------------------------------------------------------------
 
 
@@ -503,7 +532,9 @@ def test_services_forward_to_ports_the_policies_open(cluster):
         (pod,) = cluster.component(component)
         for port in service["spec"]["ports"]:
             (number,) = [p["containerPort"] for p in pod.ports if p.get("name") == port["targetPort"]]
-            client = cluster.master if component == "database" else cluster.task_pod(cluster.namespace)
+            client = (
+                cluster.master if component == "database" else cluster.task_pod(cluster.task_namespaces[0])
+            )
             assert allowed(cluster.policies, client, pod, number), (service_name, number)
 
 

@@ -12,6 +12,8 @@ import pytest
 import stack_plans
 from stack_plans import containers, master_workload, workloads
 
+from deploy import versions
+
 # Volume sources that carry configuration (or credentials): never written by a container.
 CONFIG_SOURCES = ("secret", "configMap", "projected", "downwardAPI")
 # Pods that must be privileged, as their vendors ship them: (namespace, name) -> why.
@@ -262,10 +264,19 @@ def test_namespaces_enforce_the_pod_security_level_their_pods_need(stack):
     pool_namespaces = {
         rp.get("namespace") or f"det-{rp['name']}" for rp in stack.raw.get("resourcePools") or []
     } & set(namespaces)
-    # Tasks run in the master's namespace too (unbound workspaces, checkpoint GC): it enforces
-    # what they need, and audits and warns about anything short of restricted.
-    expected = {namespace_of(stack): {"enforce": level, "audit": "restricted", "warn": "restricted"}}
-    expected |= {ns: {"enforce": level, "audit": "restricted", "warn": level} for ns in pool_namespaces}
+    # Where tasks of unbound workspaces and checkpoint GC run: master.yaml's default namespace.
+    rm = stack.master["resource_manager"]
+    default = rm.get("default_namespace", rm.get("namespace"))
+    # The master's namespace enforces restricted where no task runs there (0.35+: tasks default
+    # to their own namespace), else what tasks need; it audits and warns short of restricted.
+    own = "restricted" if default != namespace_of(stack) else level
+    expected = {namespace_of(stack): {"enforce": own, "audit": "restricted", "warn": "restricted"}}
+    expected |= {
+        ns: {"enforce": level, "audit": "restricted", "warn": level}
+        for ns in pool_namespaces | ({default} - {namespace_of(stack)})
+    }
+    if versions.parse_version(stack.version) >= versions.RELEASE_NAMESPACE_SINCE:
+        assert default != namespace_of(stack), f"{stack.name}: 0.35+ tasks default to the master's namespace"
     for name, modes in expected.items():
         labels = psa_labels(namespaces[name])
         for mode, want in modes.items():

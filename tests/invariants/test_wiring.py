@@ -287,11 +287,10 @@ def test_master_listens_where_its_service_and_tasks_expect(stack):
         f"{stack.name}: master.yaml port {port} is not a container port of the master"
     )
     rm = stack.master["resource_manager"]
-    # The master looks its Service up in the resource manager's namespace and hands tasks
-    # the Service's *first* port (kubernetesrm: getMasterHostAndPort).
-    rm_namespace = rm.get("default_namespace", rm.get("namespace"))
-    assert rm_namespace == obj["metadata"]["namespace"]
-    svc = stack.one("Service", rm["master_service_name"], rm_namespace)
+    # The master looks its Service up in its namespace and hands tasks the Service's *first*
+    # port (kubernetesrm: getMasterHostAndPort).
+    assert service_namespace(stack) == obj["metadata"]["namespace"]
+    svc = stack.one("Service", rm["master_service_name"], service_namespace(stack))
     assert any(o is obj for o, _ in selected_pods(stack, svc)), (
         "master_service_name does not select the master"
     )
@@ -306,9 +305,24 @@ def test_master_listens_where_its_service_and_tasks_expect(stack):
 # --- exports ---------------------------------------------------------------------------------------
 
 
-def master_service(stack):
+def service_namespace(stack) -> str:
+    """Where the master looks its own Service up: the namespace DET_RELEASE_NAMESPACE names
+    (0.35+; from the downward API, its pod's own), else the resource manager's
+    (getInitialNamespace, kubernetesrm/jobs.go:2533-2539 at v0.38.1; jobs.go:370 at 0.34.0)."""
+    obj, _, container = master_workload(stack)
+    env = {e["name"]: e for e in container.get("env", [])}
+    release = env.get("DET_RELEASE_NAMESPACE")
+    if release is not None:
+        assert release["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.namespace"
+        return obj["metadata"]["namespace"]
     rm = stack.master["resource_manager"]
-    return stack.one("Service", rm["master_service_name"], rm.get("default_namespace", rm.get("namespace")))
+    return rm.get("default_namespace", rm.get("namespace"))
+
+
+def master_service(stack):
+    return stack.one(
+        "Service", stack.master["resource_manager"]["master_service_name"], service_namespace(stack)
+    )
 
 
 def test_master_url_is_the_master_service_or_its_https_host(stack):

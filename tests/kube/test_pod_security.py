@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 from conftest import make_config
 
+from deploy import versions
 from deploy.app import determined, resource_pools
 from deploy.kube import pod_security
 
@@ -94,16 +97,30 @@ def levels(cfg):
     return ns[enforce], {name: labels[enforce] for name, labels in pools.items()}
 
 
-def test_tasks_get_baseline_by_default_and_the_master_namespace_too():
+def test_tasks_get_baseline_by_default_and_the_master_namespace_restricted():
     cfg = make_config(checkpointStorage=S3)
     assert resource_pools.task_privileges(cfg) == []
-    assert levels(cfg) == ("baseline", {"det-a100": "baseline", "det-aux": "baseline"})
+    # 0.35+: no task runs in the master's namespace (they default to determined-tasks).
+    assert levels(cfg) == (
+        "restricted",
+        {"determined-tasks": "baseline", "det-a100": "baseline", "det-aux": "baseline"},
+    )
     labels = determined.namespace(cfg)["metadata"]["labels"]
     assert (
         labels["pod-security.kubernetes.io/audit"]
         == labels["pod-security.kubernetes.io/warn"]
         == "restricted"
     )
+
+
+def test_before_0_35_the_master_namespace_runs_tasks_and_enforces_their_level():
+    cfg = make_config(checkpointStorage=S3, master={"version": "0.34.0"})
+    assert cfg.default_task_namespace == cfg.namespace
+    assert levels(cfg) == ("baseline", {"det-a100": "baseline", "det-aux": "baseline"})
+    privileged = make_config(master={"version": "0.34.0"})  # sharedFs: host paths
+    assert levels(privileged)[0] == "privileged"
+    # From 0.35 the master's namespace stays restricted whatever tasks need.
+    assert levels(make_config())[0] == "restricted"
 
 
 HOST_PATH_POD = {
@@ -151,4 +168,106 @@ def test_what_makes_every_task_namespace_privileged(overrides, why):
     reasons = resource_pools.task_privileges(cfg)
     assert any(why in reason for reason in reasons), reasons
     # One level for all of them: from 0.35 any pool's pods may land in any task namespace.
-    assert levels(cfg) == ("privileged", {"det-a100": "privileged", "det-aux": "privileged"})
+    assert levels(cfg) == (
+        "restricted",
+        {"determined-tasks": "privileged", "det-a100": "privileged", "det-aux": "privileged"},
+    )
+
+
+# --- restricted -------------------------------------------------------------------------------
+
+RESTRICTED_POD = {
+    "spec": {
+        "securityContext": {
+            "runAsNonRoot": True,
+            "runAsUser": 65534,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+        "containers": [
+            {
+                "name": "c",
+                "image": "x:1",
+                "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
+            }
+        ],
+        "volumes": [{"name": "v", "secret": {"secretName": "s"}}, {"name": "e", "emptyDir": {}}],
+    }
+}
+
+
+def changed(path, value):
+    pod = copy.deepcopy(RESTRICTED_POD)
+    *parents, last = path
+    target = pod["spec"]
+    for key in parents:
+        target = target[key]
+    if value is None:
+        del target[last]
+    else:
+        target[last] = value
+    return pod
+
+
+def test_what_restricted_admits():
+    assert pod_security.restricted_problems(RESTRICTED_POD) == []
+    added = changed(
+        ("containers", 0, "securityContext", "capabilities"), {"drop": ["ALL"], "add": ["NET_BIND_SERVICE"]}
+    )
+    assert pod_security.restricted_problems(added) == []
+    assert (
+        pod_security.restricted_problems(
+            changed(("volumes",), [{"name": "c", "persistentVolumeClaim": {"claimName": "x"}}])
+        )
+        == []
+    )
+
+
+@pytest.mark.parametrize(
+    "path,value",
+    [
+        (("containers", 0, "securityContext", "allowPrivilegeEscalation"), None),
+        (("securityContext", "runAsNonRoot"), None),
+        (("securityContext", "runAsUser"), 0),
+        (("securityContext", "seccompProfile"), None),
+        (("containers", 0, "securityContext", "capabilities"), {"drop": ["NET_RAW"]}),
+        (("containers", 0, "securityContext", "capabilities"), {"drop": ["ALL"], "add": ["CHOWN"]}),
+        (("volumes",), [{"name": "h", "hostPath": {"path": "/"}}]),
+        (("volumes",), [{"name": "n", "nfs": {"server": "s", "path": "/"}}]),
+        (("hostNetwork",), True),
+    ],
+)
+def test_what_restricted_forbids(path, value):
+    assert pod_security.restricted_problems(changed(path, value))
+
+
+# cert-manager's HTTP-01 solver pod (tls with a certManager certificate and no dns01): it
+# runs in the Determined namespace, which enforces restricted from 0.35. Its security
+# settings as cert-manager v1.21.1 (the version the stack installs) builds them:
+# pkg/issuer/acme/http/pod.go:220-268, runAsNonRoot from the controller's
+# --acme-http01-solver-run-as-non-root, default true
+# (internal/apis/config/controller/v1alpha1/defaults.go:99); read 2026-11.
+CERT_MANAGER_SOLVER_POD = {
+    "spec": {
+        "automountServiceAccountToken": False,
+        "enableServiceLinks": False,
+        "restartPolicy": "OnFailure",
+        "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
+        "containers": [
+            {
+                "name": "acmesolver",
+                "image": "quay.io/jetstack/cert-manager-acmesolver:v1.21.1",
+                "ports": [{"name": "http", "containerPort": 8089}],
+                "securityContext": {
+                    "readOnlyRootFilesystem": True,
+                    "allowPrivilegeEscalation": False,
+                    "capabilities": {"drop": ["ALL"]},
+                },
+            }
+        ],
+    }
+}
+
+
+def test_cert_managers_solver_pod_meets_restricted():
+    assert versions.CERT_MANAGER_VERSION == "v1.21.1"  # the version the spec above was read at
+    assert pod_security.restricted_problems(CERT_MANAGER_SOLVER_POD) == []

@@ -4,8 +4,21 @@
 Runs inside the cluster as a Kubernetes Job (deploy/app/workspaces.py builds it), with the
 standard library only. For each workspace of DET_MAPPING: find it by name or create it, bind
 it to its namespace, bind its pools to it, and make its pools its default compute / aux
-pools. Every step first reads what the master has and changes only what differs, so a
-second run changes nothing. It never deletes, archives or unbinds anything.
+pools. Then it makes the master's other bindings agree with the stack (`reconcile`):
+
+- a workspace bound to a namespace that is none of DET_TASK_NAMESPACES (a pool or namespace
+  removed from the config, or bound by hand elsewhere) is moved back to DET_DEFAULT_NAMESPACE.
+  The master lists pods, Jobs and events in every bound namespace when it starts and does not
+  start when one is refused (its Role deleted with the namespace): this runs before the stack
+  deletes a namespace;
+- a pool of the mapping is bound to its mapped workspace only (none for the master's default
+  pools, which stay open to every workspace); other workspaces lose the binding;
+- a binding to a pool the master no longer has is removed, and a workspace default naming a
+  pool the workspace can no longer use is cleared (else each of its tasks that names no pool
+  fails to start).
+
+Every step first reads what the master has and changes only what differs, so a second run
+changes nothing. It never deletes or archives a workspace.
 
 Environment:
   DET_MASTER           master URL, e.g. http://determined-master-service.determined.svc.cluster.local:8080
@@ -15,9 +28,23 @@ Environment:
   DET_PASSWORD_FILE    a file holding its password (never printed), or
   DET_PASSWORD         the password itself
   DET_MAPPING          JSON list of {"workspace", "namespace", "pool", "role": "compute"|"aux"}
+  DET_DEFAULT_NAMESPACE the master's default_namespace (where unbound workspaces' tasks run)
+  DET_TASK_NAMESPACES  JSON list of the namespaces the stack gives the master a Role in (the
+                       default one and every namespace of the mapping among them)
   DET_TIMEOUT_SECONDS  how long to wait for the master (/info) and for its pools (default 600)
   DET_RETRIES          attempts per call on HTTP 5xx / connection errors (default 8)
   DET_CLUSTER_NAME     cluster key of the namespace binding (default "": the single cluster)
+
+TLS (https): verified as Determined's tasks verify the master, no looser. The master hands a
+task every certificate of its own chain (GetCertPEM, master/internal/config/config.go:760 at
+v0.38.1) and its leaf's first DNS name to check it against (MakeTLSConfig,
+master/pkg/model/logging_config.go:145); the task trusts the public CAs (certifi) plus that
+chain, with OpenSSL's default path building (harness/determined/common/api/certs.py:47-51,
+_session.py:272 at v0.38.1: requests with verify=<that bundle>). So the chain must end at a
+CA the task trusts: a public one, or a private root that the chain itself carries.
+Partial chains (a non-root certificate of the bundle accepted as the anchor) are off: Python
+3.13 turns them on in create_default_context (python/cpython gh-107361), this script turns
+them off again, and the strict RFC 5280 checks that came with it (tasks do not make them).
 
 Master REST API used (read from proto/src/determined/api/v1/*.proto and the handlers in
 master/internal/api_workspace.go and api_resourcepool.go at tags 0.35.0 and v0.38.1; the
@@ -73,13 +100,33 @@ of the gRPC code (plain Go errors become 500).
                                                   pool X cannot be bound to any workspace"): they
                                                   stay open to every workspace, and are skipped.
                                                   A bound pool is open only to its workspaces.
+  GET   /api/v1/workspaces                        every workspace (archived ones too; no limit)
+  POST  .../namespace-bindings with the default namespace
+                                                  deletes the stored binding: the workspace runs
+                                                  in the default namespace again
+                                                  (api_workspace.go:975 at v0.38.1, :956 at 0.35.0)
+  DELETE /api/v1/resource-pools/{pool}/workspace-bindings
+                                                  {"resourcePoolName": pool, "workspaceIds": [id]}:
+                                                  removes the binding, also of a pool the master
+                                                  no longer has (no check against its config:
+                                                  db/postgres_rp_workspace_bindings.go:63-93 at
+                                                  v0.38.1; an error when the workspace has no
+                                                  binding at all, line 85)
+  GET   /api/v1/workspaces/{id}/available-resource-pools?limit=-1
+                                                  {"resourcePools": [...]}: the pools bound to the
+                                                  workspace, also ones the master no longer has,
+                                                  plus every unbound pool (ReadRPsAvailableToWorkspace,
+                                                  db/postgres_rp_workspace_bindings.go:212-250;
+                                                  limit -1: all, db/bunutils/paginate.go:36)
   PATCH /api/v1/workspaces/{id}                   body is the PatchWorkspace message:
                                                   {"defaultComputeResourcePool": P} and/or
                                                   {"defaultAuxResourcePool": P}; the deprecated
                                                   "defaultComputePool"/"defaultAuxPool" fields are
                                                   ignored by PatchWorkspace. P must be bound to the
                                                   workspace or unbound (else 400
-                                                  FailedPrecondition).
+                                                  FailedPrecondition); "" clears it (line 740 at
+                                                  v0.38.1). Refused for archived and immutable
+                                                  workspaces (line 679), which run no new tasks.
 
 Version notes: every call above exists with these bodies from 0.35.0 on (pool bindings and
 the PatchWorkspace default-pool fields since 0.25; namespace bindings since 0.35.0). PATCH
@@ -151,14 +198,21 @@ def _error_message(raw: bytes) -> str:
     return str(body)[:300]
 
 
+def tls_context(cert_file: str | None) -> ssl.SSLContext:
+    """What Determined's tasks trust (module docstring): the public CAs and the
+    certificates of `cert_file` (the master's chain), with full chains only."""
+    context = ssl.create_default_context()
+    context.verify_flags &= ~(ssl.VERIFY_X509_PARTIAL_CHAIN | ssl.VERIFY_X509_STRICT)
+    if cert_file:
+        context.load_verify_locations(cafile=cert_file)
+    return context
+
+
 def https_opener(cert_file: str | None, cert_name: str | None) -> urllib.request.OpenerDirector:
     """An opener for a master that ends TLS itself: its certificate (the chain in
     `cert_file`) is trusted beside the public CAs, and checked against `cert_name` (the
     certificate's host) rather than the Service name dialled, as Determined's tasks do."""
-    context = ssl.create_default_context()
-    if cert_file:
-        context.load_verify_locations(cafile=cert_file)
-        context.verify_flags |= ssl.VERIFY_X509_PARTIAL_CHAIN
+    context = tls_context(cert_file)
 
     class NamedConnection(http.client.HTTPSConnection):
         def connect(self) -> None:
@@ -211,6 +265,13 @@ class Client:
                     raise ApiError(method, path, status, message) from None
             except (urllib.error.URLError, ConnectionError, TimeoutError) as exc:
                 reason = getattr(exc, "reason", exc)
+                if isinstance(reason, ssl.SSLCertVerificationError):
+                    # Not a passing state: tasks would refuse the master the same way.
+                    raise Fatal(
+                        f"{method} {path}: the master's certificate does not verify as Determined's "
+                        f"tasks verify it ({reason.verify_message}): its chain (the Secret's tls.crt) "
+                        "must end at a public CA or carry its private root CA, and name the host"
+                    ) from None
                 status, message = None, f"{type(exc).__name__}: {reason}"[:300]
             except ValueError:
                 status, message = None, "the answer is not JSON"
@@ -287,15 +348,36 @@ def _password(env: dict) -> str:
     return password
 
 
+def parse_namespaces(default: str | None, text: str | None, mapping: list[dict]) -> list[str]:
+    """The stack's task namespaces (DET_TASK_NAMESPACES), checked to hold the default one
+    and every namespace of the mapping: a binding elsewhere is moved back."""
+    if not default:
+        raise Fatal("DET_DEFAULT_NAMESPACE is not set")
+    try:
+        namespaces = json.loads(text or "")
+    except ValueError as exc:
+        raise Fatal(f"DET_TASK_NAMESPACES is not JSON: {exc}") from None
+    if not isinstance(namespaces, list) or not all(isinstance(ns, str) and ns for ns in namespaces):
+        raise Fatal("DET_TASK_NAMESPACES must be a JSON list of namespace names")
+    missing = [ns for ns in [default, *(e["namespace"] for e in mapping)] if ns not in namespaces]
+    if missing:
+        raise Fatal(f"DET_TASK_NAMESPACES lacks {', '.join(sorted(set(missing)))}")
+    return namespaces
+
+
 def settings(env: dict) -> dict:
     master = env.get("DET_MASTER")
     if not master:
         raise Fatal("DET_MASTER is not set")
+    mapping = parse_mapping(env.get("DET_MAPPING"))
+    default = env.get("DET_DEFAULT_NAMESPACE")
     return {
         "master": master,
         "user": env.get("DET_USER") or "admin",
         "password": _password(env),
-        "mapping": parse_mapping(env.get("DET_MAPPING")),
+        "mapping": mapping,
+        "default_namespace": default,
+        "namespaces": parse_namespaces(default, env.get("DET_TASK_NAMESPACES"), mapping),
         "timeout": _int_env(env, "DET_TIMEOUT_SECONDS", 600),
         "retries": _int_env(env, "DET_RETRIES", 8),
         "cluster": env.get("DET_CLUSTER_NAME", ""),
@@ -421,7 +503,7 @@ def ensure_pool_binding(client: Client, ws: dict, name: str, pool: str, pool_inf
         )
         return
     wid = ws["id"]
-    path = f"/api/v1/resource-pools/{urllib.parse.quote(pool, safe='')}/workspace-bindings"
+    path = pool_path(pool)
     bound = client.call("GET", path, query={"limit": -1}).get("workspaceIds") or []
     if wid in bound:
         log(f"workspace {name!r}: pool {pool!r} binding unchanged")
@@ -457,7 +539,89 @@ def ensure_defaults(client: Client, ws: dict, name: str, compute: str | None, au
         log(f"workspace {name!r}: {', '.join(changes)} set")
 
 
-def apply(client: Client, mapping: list[dict], cluster: str, deadline: float) -> None:
+def move_back(client: Client, ws: dict, namespaces: list[str], default: str, cluster: str) -> None:
+    """A workspace bound to a namespace the stack does not have goes back to the default one
+    (binding the default namespace deletes the stored binding)."""
+    wid, name = ws["id"], ws.get("name", "")
+    answer = client.call("GET", f"/api/v1/workspaces/{wid}/list-namespace-bindings")
+    current = current_namespace(answer.get("namespaceBindings") or {}, cluster, name)
+    if current is None or current in namespaces:
+        return
+    body = {"workspaceId": wid, "clusterNamespaceMeta": {cluster: {"namespace": default}}}
+    client.call("POST", f"/api/v1/workspaces/{wid}/namespace-bindings", body)
+    log(
+        f"workspace {name!r}: moved back to the default namespace {default} (was {current}, "
+        "which the stack does not have)"
+    )
+
+
+def pool_path(pool: str) -> str:
+    return f"/api/v1/resource-pools/{urllib.parse.quote(pool, safe='')}/workspace-bindings"
+
+
+def unbind(client: Client, pool: str, wid: int, name: str, why: str) -> None:
+    body = {"resourcePoolName": pool, "workspaceIds": [wid]}
+    client.call("DELETE", pool_path(pool), body)
+    log(f"workspace {name!r}: pool {pool!r} unbound ({why})")
+
+
+def reconcile(
+    client: Client,
+    mapping: list[dict],
+    pools: dict[str, dict],
+    namespaces: list[str],
+    default: str,
+    cluster: str,
+) -> None:
+    """The master's other bindings made to agree with the stack (module docstring)."""
+    everyone = client.call("GET", "/api/v1/workspaces").get("workspaces") or []
+    names = {ws["id"]: ws.get("name", "") for ws in everyone}
+    mapped = {e["workspace"].lower() for e in mapping}
+    for ws in everyone:
+        if ws.get("name", "").lower() not in mapped:
+            move_back(client, ws, namespaces, default, cluster)
+    ids = {ws.get("name", "").lower(): ws["id"] for ws in everyone}
+    for entry in mapping:
+        pool, info = entry["pool"], pools[entry["pool"]]
+        if info.get("defaultComputePool") or info.get("defaultAuxPool"):
+            keep, why = None, "the master's default pools stay open to every workspace"
+        else:
+            keep, why = ids.get(entry["workspace"].lower()), f"the stack binds it to {entry['workspace']!r}"
+        bound = client.call("GET", pool_path(pool), query={"limit": -1}).get("workspaceIds") or []
+        for wid in bound:
+            if wid != keep:
+                unbind(client, pool, wid, names.get(wid, str(wid)), why)
+    for ws in everyone:
+        wid, name = ws["id"], ws.get("name", "")
+        path = f"/api/v1/workspaces/{wid}/available-resource-pools"
+        available = client.call("GET", path, query={"limit": -1}).get("resourcePools") or []
+        for pool in available:
+            if pool not in pools:
+                unbind(client, pool, wid, name, "the master has no such pool")
+        usable = {pool for pool in available if pool in pools}
+        if ws.get("archived") or ws.get("immutable"):
+            continue  # they run no new tasks, and the master refuses to change them
+        patch = {}
+        for field, key, role in (
+            ("defaultComputePool", "defaultComputeResourcePool", "compute"),
+            ("defaultAuxPool", "defaultAuxResourcePool", "aux"),
+        ):
+            pool = ws.get(field)
+            if pool and pool not in usable:
+                patch[key] = ""
+                log(f"workspace {name!r}: default {role} pool {pool!r} cleared (not usable by it any more)")
+        if patch:
+            client.call("PATCH", f"/api/v1/workspaces/{wid}", patch)
+
+
+def apply(
+    client: Client,
+    mapping: list[dict],
+    cluster: str,
+    deadline: float,
+    namespaces: list[str],
+    default: str,
+) -> None:
     pools = wait_for_pools(client, [entry["pool"] for entry in mapping], deadline)
     workspaces: dict[str, list[dict]] = {}
     for entry in mapping:
@@ -470,6 +634,7 @@ def apply(client: Client, mapping: list[dict], cluster: str, deadline: float) ->
         # The first pool of each role becomes the workspace's default for that role.
         first = {role: next((e["pool"] for e in entries if e["role"] == role), None) for role in ROLES}
         ensure_defaults(client, ws, name, first["compute"], first["aux"])
+    reconcile(client, mapping, pools, namespaces, default, cluster)
 
 
 def main(env: dict | None = None) -> int:
@@ -484,7 +649,7 @@ def main(env: dict | None = None) -> int:
         log(f"master answers (version {info.get('version', 'unknown')})")
         client.login(conf["user"], conf["password"])
         log(f"logged in as {conf['user']!r}")
-        apply(client, mapping, conf["cluster"], deadline)
+        apply(client, mapping, conf["cluster"], deadline, conf["namespaces"], conf["default_namespace"])
     except Fatal as exc:
         print(f"error: {exc}", file=sys.stderr, flush=True)
         return 1
