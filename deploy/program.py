@@ -38,6 +38,9 @@ def main() -> Determined:
         f"{defaults.MASTER_SERVICE_PORT}:{defaults.MASTER_SERVICE_PORT}",
     )
     pulumi.export("resourcePools", {rp.name: rp.namespace_name for rp in cfg.resource_pools})
+    # What the next update reads back (the master version that ran, its upgrade dump).
+    for name, value in det.outputs.items():
+        pulumi.export(name, value)
     # Masters older than 0.29 cannot set it: nothing to export there.
     if (
         cfg.master.initial_user_password is None

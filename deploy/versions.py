@@ -52,6 +52,13 @@ TASK_MASTER_HOST_SINCE = (0, 38, 0)
 # workspaces instead) and renamed `resource_manager.namespace` to `default_namespace`.
 WORKSPACE_NAMESPACES_SINCE = (0, 35, 0)
 
+# 0.35.0 and newer look for their own Service in the namespace the DET_RELEASE_NAMESPACE
+# environment variable names, else in `default_namespace` (jobs.go, ReleaseNamespaceEnvVar
+# and getInitialNamespace: lines 69-71 and 2403-2408 at 0.35.0, 73-75 and 2533-2539 at
+# v0.38.1); 0.34.0 reads `resource_manager.namespace` only (jobs.go:370 at 0.34.0). So from
+# 0.35.0 tasks may default to a namespace of their own while the master stays in its own.
+RELEASE_NAMESPACE_SINCE = (0, 35, 0)
+
 # 0.31.0 and newer: `retention_policy` (task log retention) and
 # `task_container_defaults.startup_hook`.
 LOG_RETENTION_SINCE = (0, 31, 0)
@@ -181,6 +188,12 @@ PYTHON_IMAGE = "python:3.13.14-slim@sha256:9662417aace5ae7b8e2609cce472b72a8958e
 # Envoy Gateway chart (oci://docker.io/envoyproxy/gateway-helm): the Gateway API
 # implementation installed when the cluster names none; it brings the Gateway API CRDs.
 ENVOY_GATEWAY_VERSION = "v1.9.0"
+
+# Stakater Reloader chart (https://stakater.github.io/stakater-charts, app v1.4.21): restarts
+# the master when its certificate Secret changes (tls.mode master); key set in
+# tests/data/chart-keys.
+RELOADER_REPOSITORY = "https://stakater.github.io/stakater-charts"
+RELOADER_VERSION = "2.2.16"
 
 # cert-manager chart (oci://quay.io/jetstack/charts/cert-manager): ACME certificates.
 CERT_MANAGER_VERSION = "v1.21.1"

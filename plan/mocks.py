@@ -328,6 +328,18 @@ def _random_password(req: Request) -> dict[str, Any]:
     return {"result": value, "bcryptHash": bcrypt}
 
 
+def _random_id(req: Request) -> dict[str, Any]:
+    length = req.inputs.get("byteLength", 8)
+    raw = hashlib.sha256(req.seed.encode()).digest()[: int(length) if isinstance(length, (int, float)) else 8]
+    url = base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    return {
+        "hex": raw.hex(),
+        "dec": str(int.from_bytes(raw, "big")),
+        "b64Std": base64.b64encode(raw).decode(),
+        "b64Url": url,
+    }
+
+
 def _pem(seed: str) -> str:
     body = base64.b64encode(hashlib.sha256(seed.encode()).digest() * 3).decode()
     return base64.b64encode(
@@ -615,6 +627,9 @@ RESOURCES: dict[str, ResourceModel] = {
     "random:index/randomPassword:RandomPassword": ResourceModel(
         create=_random_password, ident=lambda _: "none"
     ),
+    "random:index/randomId:RandomId": ResourceModel(
+        create=_random_id, ident=lambda req: _random_id(req)["b64Url"]
+    ),
     "kubernetes:helm.sh/v3:Release": ResourceModel(create=_helm_release, autoname="name"),
     "gcp:container/cluster:Cluster": ResourceModel(
         create=_gke_cluster,
@@ -815,6 +830,22 @@ def _aws_region_info(req: Request) -> dict[str, Any]:
     }
 
 
+def _eks_addon_version(req: Request) -> dict[str, Any]:
+    """An add-on version of EKS's form (v<major.minor.patch>-eksbuild.<n>), one per add-on and
+    Kubernetes minor: the plan shows that each add-on follows the cluster's version."""
+    addon, kubernetes = str(req.inputs.get("addonName", "")), str(req.inputs.get("kubernetesVersion", ""))
+    minor = kubernetes.split(".")[1] if kubernetes.count(".") == 1 else "0"
+    patch = int(_digest(addon, length=2), 16) % 10
+    return {
+        "id": addon,
+        "addonName": addon,
+        "kubernetesVersion": kubernetes,
+        "mostRecent": bool(req.inputs.get("mostRecent", False)),
+        "region": _aws_region(req),
+        "version": f"v1.{minor}.{patch}-eksbuild.1",
+    }
+
+
 def _gcp_client_config(req: Request) -> dict[str, Any]:
     region = _gcp_region(req)
     return {
@@ -856,6 +887,7 @@ INVOKES: dict[str, Callable[[Request], dict[str, Any]]] = {
     "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings": _aws_offerings,
     "aws:ec2/getSubnet:getSubnet": _aws_subnet,
     "aws:index/getRegion:getRegion": _aws_region_info,
+    "aws:eks/getAddonVersion:getAddonVersion": _eks_addon_version,
     "aws:iam/getSessionContext:getSessionContext": lambda req: {
         "id": req.inputs.get("arn", ""),
         "arn": req.inputs.get("arn", ""),
@@ -866,6 +898,12 @@ INVOKES: dict[str, Callable[[Request], dict[str, Any]]] = {
     },
     "gcp:organizations/getClientConfig:getClientConfig": _gcp_client_config,
     "gcp:organizations/getProject:getProject": _gcp_project_info,
+    # The stack's own outputs from its last update: the plan is of a stack never deployed.
+    "pulumi:pulumi:readStackOutputs": lambda req: {
+        "name": req.inputs.get("name", ""),
+        "outputs": {},
+        "secretOutputNames": [],
+    },
 }
 
 

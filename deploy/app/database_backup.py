@@ -16,7 +16,8 @@ credential chain) or the checkpoint store's own keys:
 - the Job `determined-db-backup-<version>`, named after the master version: a new version is a
   new Job, which the master waits for (`DatabaseBackups.before_master`), so the schema
   migrations of a new master never run without a dump of the data before them
-  (`determined-<time>-upgrade-<from>-to-<to>.dump`);
+  (`determined-<time>-upgrade-<from>-to-<to>.dump`). Only where there may be records to dump
+  (`upgrade_dump`): not on a stack's first update, whose database is new;
 - the restore Job (`database.restore`) loads a dump into the database in one transaction while
   the master is held at 0 replicas (`master_replicas`).
 
@@ -34,8 +35,8 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import urllib.parse
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -111,7 +112,8 @@ class Target:
     whether the backup account is bound to a cloud identity (its pods then mount their token)."""
 
     endpoint: DatabaseEndpoint
-    bucket: str | None = None
+    # The bucket resource's name (an output): a stack keeps the bucket it was deployed with.
+    bucket: pulumi.Input[str] | None = None
     workload_identity: bool = False
 
 
@@ -143,8 +145,11 @@ def master_replicas(cfg: StackConfig) -> int:
     return 0 if cfg.database.restore is not None else 1
 
 
-def destination(cfg: StackConfig, tgt: Target) -> str:
-    """Where dumps are: an rclone path below the checkpoint prefix, or the claim's directory."""
+def destination(cfg: StackConfig, tgt: Target) -> pulumi.Input[str]:
+    """Where dumps are: an rclone path below the checkpoint prefix, or the claim's directory
+    (an output when the bucket is the platform's)."""
+    if isinstance(tgt.bucket, pulumi.Output):
+        return tgt.bucket.apply(lambda name: destination(cfg, replace(tgt, bucket=name)))
     cs = cfg.checkpoint_storage
     if isinstance(cs, (GcsStorage, S3Storage)):
         bucket = tgt.bucket or cs.bucket
@@ -495,6 +500,57 @@ def backup_cronjob(cfg: StackConfig, tgt: Target) -> dict[str, Any]:
     return kube.manifest("batch/v1", "CronJob", meta, spec=spec)
 
 
+# --- whether this update upgrades records ---------------------------------------------------
+
+# Stack outputs the program reads back at its next update (what the last update left): the
+# master version that ran (recorded once its Deployment is ready) and the dump Job made for it.
+VERSION_OUTPUT = "masterVersion"
+UPGRADE_DUMP_OUTPUT = "upgradeDump"
+# Pulumi's builtin function that reads a stack's outputs, the one stack references use (the
+# engine's builtin provider, pkg/resource/deploy/builtins.go of pulumi/pulumi: readStackOutputs;
+# the Node SDK's StackReference calls it synchronously, sdk/nodejs/stackReference.ts). A stack
+# without a deployment has no outputs ({}), and an update in progress still shows the previous
+# ones: the root stack keeps its outputs until the program registers new ones at its end
+# (a "same" step retains a resource's outputs, pkg/resource/deploy/step.go SameStep.Apply).
+# Read 2026-11 from the pulumi/pulumi sources.
+READ_STACK_OUTPUTS = "pulumi:pulumi:readStackOutputs"
+
+
+def previous_outputs() -> dict[str, Any] | None:
+    """This stack's outputs as its last update left them ({} when it was never deployed, or
+    was destroyed); None when they cannot be read."""
+    parts = (pulumi.get_organization(), pulumi.get_project(), pulumi.get_stack())
+    name = "/".join(part for part in parts if part)
+    try:
+        answer = pulumi.runtime.invoke(READ_STACK_OUTPUTS, {"name": name}).value
+    except Exception:  # any failure: unknown, and unknown means dump
+        return None
+    outputs = answer.get("outputs") if isinstance(answer, Mapping) else None
+    return dict(outputs) if isinstance(outputs, Mapping) else None
+
+
+def upgrade_dump(cfg: StackConfig, previous: Mapping[str, Any] | None) -> bool:
+    """Whether the master waits for the dump before an upgrade in this update (with
+    `database.backup.beforeUpgrade`): when the database may hold records of another master
+    version. `previous`: the stack's outputs from its last update (None: unknown).
+
+    - The Helm chart's records (`fromHelmChart`) arrive before this master first starts: dump.
+    - A stack's first update ({} outputs): a new database has nothing to dump, except an
+      external server, which may hold another install's records.
+    - Later: when the last update recorded another master version, or none (deployed before
+      versions were recorded); and the Job made for this version stays while it runs.
+    - Outputs that cannot be read: dump."""
+    if not cfg.database.backup.before_upgrade:
+        return False
+    if cfg.database.from_helm_chart is not None or previous is None:
+        return True
+    if not previous:
+        return isinstance(cfg.database, ExternalDatabase)
+    version = cfg.master.version
+    made_for_it = previous.get(UPGRADE_DUMP_OUTPUT) == pre_upgrade_job_name(version)
+    return previous.get(VERSION_OUTPUT) != version or made_for_it
+
+
 def pre_upgrade_job_name(version: str) -> str:
     return f"{defaults.PRE_UPGRADE_JOB_PREFIX}-{version.replace('.', '-')}"
 
@@ -605,12 +661,13 @@ def awaited_job_options(depends_on: list[pulumi.Resource]) -> pulumi.ResourceOpt
 
 
 class DatabaseBackups(pulumi.ComponentResource):
-    """The backup CronJob, the dump before an upgrade, the restore and Helm chart migration
-    Jobs, and what they use. `before_master`: what the master must wait for (the upgrade dump,
-    the migration); `restore_after(master)` adds the restore Job, which runs once the master
-    is scaled to 0."""
+    """The backup CronJob, the dump before an upgrade (`upgrade`: see `upgrade_dump`), the
+    restore and Helm chart migration Jobs, and what they use. `before_master`: what the master
+    must wait for (the upgrade dump, the migration); `upgrade_job`: the upgrade dump, if any;
+    `restore_after(master)` adds the restore Job, which runs once the master is scaled to 0."""
 
     before_master: list[pulumi.Resource]
+    upgrade_job: pulumi.Resource | None
 
     def __init__(
         self,
@@ -619,6 +676,7 @@ class DatabaseBackups(pulumi.ComponentResource):
         cluster: ClusterHandle,
         db: database.Database,
         depends_on: list[pulumi.Resource],
+        upgrade: bool = True,
         opts: pulumi.ResourceOptions | None = None,
     ):
         super().__init__("determined:components:DatabaseBackups", name, None, opts)
@@ -627,6 +685,7 @@ class DatabaseBackups(pulumi.ComponentResource):
         self.cfg = cfg
         self.target = target(cfg, cluster)
         self.before_master = []
+        self.upgrade_job = None
         child = pulumi.ResourceOptions(parent=self, depends_on=depends_on)
         self._child = child
         self._needs: list[pulumi.Resource] = [db]
@@ -651,14 +710,13 @@ class DatabaseBackups(pulumi.ComponentResource):
         after = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=self._needs))
         if cfg.database.backup.schedule is not None:
             kube.register(backup_cronjob(cfg, self.target), after)
-        if cfg.database.backup.before_upgrade:
+        if cfg.database.backup.before_upgrade and upgrade:
             # After a migration: the first dump of the new install holds the chart's records.
             job_opts = awaited_job_options([*self._needs, *([migration] if migration else [])])
-            self.before_master.append(
-                kube.register(
-                    pre_upgrade_job(cfg, self.target), pulumi.ResourceOptions.merge(child, job_opts)
-                )
+            self.upgrade_job = kube.register(
+                pre_upgrade_job(cfg, self.target), pulumi.ResourceOptions.merge(child, job_opts)
             )
+            self.before_master.append(self.upgrade_job)
         self.register_outputs({})
 
     def restore_after(self, master_deployment: pulumi.Resource) -> pulumi.Resource | None:

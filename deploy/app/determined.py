@@ -2,6 +2,13 @@
 
 Creates the master's namespace and Determined's PriorityClasses, then the database, the
 master and the resource pools' namespaces, in that order.
+
+The master waits only for what it needs to start (`master_needs`): the cluster's `ready`
+(the node pool it runs on and what that pool needs; not GPU pools, GPU drivers or device
+plugins), its namespace and PriorityClasses, the database, the namespaces tasks run in with
+what pods find there (registry Secret, CA bundle, checkpoint claims) and its RBAC in them,
+and the dumps before it on an upgrade. Kueue, the Gateway, cert-manager and the rest of the
+pools' objects come up beside it; the workspace Job waits for all of them.
 """
 
 from __future__ import annotations
@@ -10,7 +17,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from deploy import defaults, kube
-from deploy.addons import cert_manager, envoy_gateway, kueue
+from deploy.addons import cert_manager, envoy_gateway, kueue, reloader
 from deploy.app import (
     checkpoint_volumes,
     database,
@@ -22,20 +29,33 @@ from deploy.app import (
     workspaces,
 )
 from deploy.config import InClusterDatabase, StackConfig
-from deploy.config.tls import CertManagerCertificate, ExposedTls
+from deploy.config.tls import CertManagerCertificate, ExposedTls, MasterTls
 from deploy.kube import pod_security
 from deploy.platform import ClusterHandle
 
 
 def namespace(cfg: StackConfig) -> dict:
     """The master's namespace. Its own pods (master, database, Jobs) meet Pod Security
-    `restricted`, and audit and warnings report any pod that does not; enforced is the level
-    task pods need, as tasks run here too (0.35+: tasks of workspaces bound to no namespace and
-    checkpoint GC; before: every task of a pool without a namespace)."""
+    `restricted`, which it enforces from 0.35 (tasks then default to a namespace of their own);
+    older masters default tasks here, so it enforces what they need. Audit and warnings
+    report any pod short of `restricted`."""
     meta = kube.metadata(cfg.namespace, "determined")
-    level = pod_security.laxest("restricted", resource_pools.task_pod_security(cfg))
+    level = resource_pools.master_namespace_pod_security(cfg)
     meta["labels"] |= pod_security.namespace_labels(level, audit="restricted", warn="restricted")
     return kube.manifest("v1", "Namespace", meta)
+
+
+def master_needs(
+    base: list[pulumi.Resource],
+    db: pulumi.Resource,
+    pools: resource_pools.ResourcePools,
+    backups: database_backup.DatabaseBackups,
+) -> list[pulumi.Resource]:
+    """What the master's objects wait for: the namespace and PriorityClasses (`base`), the
+    database, the namespaces tasks run in (its Roles go there) and what pods find in them,
+    and the dumps before it. Not the pools' queues, quotas or service accounts, Kueue, or the
+    Gateway: the master starts without them."""
+    return [*base, db, *pools.namespaces.values(), *pools.shared, *backups.before_master]
 
 
 class Determined(pulumi.ComponentResource):
@@ -113,27 +133,39 @@ class Determined(pulumi.ComponentResource):
         self.database = database.Database(
             "database", cfg, cluster, depends_on=[*base, *self.resource_pools.shared], opts=child
         )
-        # Dumps before an upgrade and the Helm chart's records: the master waits for them.
+        # Dumps before an upgrade and the Helm chart's records: the master waits for them. A
+        # stack's first update has no records to dump (database_backup.upgrade_dump).
+        upgrade = database_backup.upgrade_dump(cfg, database_backup.previous_outputs())
         self.backups = database_backup.DatabaseBackups(
             "database-backups",
             cfg,
             cluster,
             self.database,
             depends_on=[*base, *self.resource_pools.shared],
+            upgrade=upgrade,
             opts=child,
         )
         placement = master.Placement(
             bucket=cluster.bucket,
             task_service_account=defaults.TASK_SERVICE_ACCOUNT if cluster.storage_identity else None,
         )
-        # The edge first: in tls mode master the master mounts the certificate it issues.
-        edge = self._expose(cfg, cfg.tls, cluster, child) if isinstance(cfg.tls, ExposedTls) else []
+        # Beside the master, not before it: with tls.mode master its pod waits for the
+        # certificate's Secret by itself (and `up` does not wait for it then).
+        if isinstance(cfg.tls, ExposedTls):
+            self._expose(cfg, cfg.tls, cluster, child)
+        if isinstance(cfg.tls, MasterTls):
+            # The master reads its certificate when it starts: a renewal restarts it.
+            k8s.helm.v3.Release(
+                "reloader",
+                opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[ns])),
+                **reloader.release_args(cfg.namespace),
+            )
         self.master = master.DeterminedMaster(
             "master",
             cfg,
             db=self.database.endpoint,
             db_password=self.database.password,
-            depends_on=[*base, self.database, self.resource_pools, *edge, *self.backups.before_master],
+            depends_on=master_needs(base, self.database, self.resource_pools, self.backups),
             placement=placement,
             storage_identity=cluster.storage_identity,
             opts=child,
@@ -142,16 +174,25 @@ class Determined(pulumi.ComponentResource):
         self.backups.restore_after(self.master.deployment)
         if workspaces.needed(cfg):
             self._bind_workspaces(cfg, child)
+        # Read back by the next update (database_backup.upgrade_dump): the version that ran,
+        # once its master is ready, and the dump Job made for it.
+        self.outputs: dict[str, pulumi.Input] = {
+            database_backup.VERSION_OUTPUT: self.master.deployment.id.apply(lambda _: cfg.master.version)
+        }
+        if self.backups.upgrade_job is not None:
+            self.outputs[database_backup.UPGRADE_DUMP_OUTPUT] = self.backups.upgrade_job.id.apply(
+                lambda _: database_backup.pre_upgrade_job_name(cfg.master.version)
+            )
         self.register_outputs({"url": self.master.url})
 
     def _expose(
         self, cfg: StackConfig, tls: ExposedTls, cluster: ClusterHandle, child: pulumi.ResourceOptions
-    ) -> list[pulumi.Resource]:
+    ) -> None:
         """The master reached through a Gateway: Envoy Gateway (unless the cluster names its
         own class) with the load balancer shaped by exposure and source ranges; cert-manager
         and an ACME issuer when the certificate comes from it (DNS-01 with the cloud identity
         the cluster gave cert-manager, if any); the Gateway and its routes (which need no
-        master to exist). Returns what the master waits for."""
+        master to exist)."""
 
         def after(*resources: pulumi.Resource) -> pulumi.ResourceOptions:
             return pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=list(resources)))
@@ -180,7 +221,8 @@ class Determined(pulumi.ComponentResource):
             issuer_obj = exposure.cluster_issuer(cfg, identity)
             ready += [certs, kube.register(issuer_obj, after(certs))]
             issuer = cert_manager.ISSUER
-        return [kube.register(obj, after(*ready)) for obj in exposure.objects(cfg, class_name, issuer)]
+        for obj in exposure.objects(cfg, class_name, issuer):
+            kube.register(obj, after(*ready))
 
     def _bind_workspaces(self, cfg: StackConfig, child: pulumi.ResourceOptions) -> None:
         """0.35+: the Job that binds each pool's workspace to its namespace, through the
@@ -193,14 +235,21 @@ class Determined(pulumi.ComponentResource):
         secret = kube.register(password, in_namespace)
         entries = workspaces.mapping(cfg)
         job = workspaces.job(
-            cfg, workspaces.PASSWORD_SECRET, workspaces.PASSWORD_KEY, workspaces.mapping_hash(entries)
+            cfg,
+            workspaces.PASSWORD_SECRET,
+            workspaces.PASSWORD_KEY,
+            workspaces.mapping_hash(entries),
+            database_backup.previous_outputs(),
         )
         kube.register(
             job,
             pulumi.ResourceOptions.merge(
                 child,
                 pulumi.ResourceOptions(
-                    depends_on=[self.master.deployment, self.resource_pools, script, secret],
+                    # The master with its Roles (every namespace it lists at start) and the
+                    # pools' namespaces: removed ones are deleted only after this Job ran
+                    # (tests/app/test_pool_removal.py).
+                    depends_on=[self.master, self.resource_pools, script, secret],
                     # A finished Job's spec cannot change: a new mapping is a new Job.
                     delete_before_replace=True,
                 ),

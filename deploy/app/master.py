@@ -1,10 +1,10 @@
 """The Determined master: native Kubernetes objects built by pure functions.
 
 ServiceAccount and RBAC with what the master's resource manager calls: a Role in every
-namespace tasks run in, cluster-wide only nodes, PriorityClasses (and, where the version
-needs it, the list of all Jobs), master.yaml in a Secret, a Deployment with probes
-and a config checksum, a ClusterIP Service tasks reach it by, and Determined's two
-PriorityClasses.
+namespace tasks run in, cluster-wide only reading nodes (and, where the version needs it, the
+list of all Jobs) plus the writes `master.clusterWrites` opts into; master.yaml in a Secret,
+a Deployment with probes and a config checksum, a ClusterIP Service tasks reach it by, and
+Determined's two PriorityClasses.
 """
 
 from __future__ import annotations
@@ -16,13 +16,15 @@ import pulumi
 from pulumi.output import Unknown
 
 from deploy import defaults, kube, passwords, versions
-from deploy.addons import envoy_gateway
+from deploy.addons import envoy_gateway, reloader
 from deploy.app import ca_bundle, checkpoint_volumes, database_backup, master_yaml, proxy, system_pods
 from deploy.app.database import DatabaseEndpoint
 from deploy.config import StackConfig
 from deploy.config.tls import ExposedTls, MasterTls
 
 COMPONENT = "master"
+# The master reads its own namespace from this variable (versions.RELEASE_NAMESPACE_SINCE).
+RELEASE_NAMESPACE_ENV = "DET_RELEASE_NAMESPACE"
 
 
 def _rule(group: str, resources: list[str], verbs: list[str], **extra: Any) -> dict[str, Any]:
@@ -32,7 +34,11 @@ def _rule(group: str, resources: list[str], verbs: list[str], **extra: Any) -> d
 def namespace_rules(cfg: StackConfig, namespace: str) -> list[dict[str, Any]]:
     """What the master does inside a namespace tasks run in (its Kubernetes resource
     manager's calls, master/internal/rm/kubernetesrm at each version): per-namespace
-    informers on pods, jobs and events; creating and deleting task objects; task logs."""
+    informers on pods, jobs and events; creating and deleting task objects; task logs.
+    In its own namespace, when no task runs there (0.35+), only its Service."""
+    own_service = _rule("", ["services"], ["get"], resourceNames=[defaults.MASTER_SERVICE_NAME])
+    if namespace not in cfg.task_namespaces:
+        return [own_service]
     version = cfg.master.version_tuple
     jobs = version >= versions.JOB_TASKS_SINCE
     rules = [
@@ -46,7 +52,7 @@ def namespace_rules(cfg: StackConfig, namespace: str) -> list[dict[str, Any]]:
         rules.append(_rule("batch", ["jobs"], ["get", "list", "watch", "create", "delete"]))
     if namespace == cfg.namespace:
         # It finds its own Service (the address tasks reach it by).
-        rules.append(_rule("", ["services"], ["get"], resourceNames=[defaults.MASTER_SERVICE_NAME]))
+        rules.append(own_service)
     if version >= versions.WORKSPACE_NAMESPACES_SINCE:
         # Namespaces bound to workspaces are checked to exist; their quotas are shown.
         rules.append(_rule("", ["namespaces"], ["get"], resourceNames=[namespace]))
@@ -54,16 +60,77 @@ def namespace_rules(cfg: StackConfig, namespace: str) -> list[dict[str, Any]]:
     return rules
 
 
-def cluster_rules(cfg: StackConfig) -> list[dict[str, Any]]:
-    """What must be cluster-wide: nodes (a cluster-scoped informer; patch to disable an
-    agent), PriorityClasses (per-task priorities), and on the versions that list every
-    namespace's Jobs at start-up, that list (the master does not start without it)."""
-    rules = [
-        _rule("", ["nodes"], ["list", "watch", "patch"]),
+@dataclass(frozen=True)
+class ClusterWrite:
+    """A cluster-wide write the master makes for one optional feature, and does without when
+    Kubernetes refuses it: granted only when `master.clusterWrites.<key>` asks for it.
+    `sources`: where the master makes the call and tolerates the refusal, as
+    tag:path:line of determined-ai/determined (the same code at every tag 0.26.0-v0.38.1)."""
+
+    key: str  # camelCase, under master.clusterWrites
+    rule: dict[str, Any]
+    enables: str
+    refused: str  # what happens without the right
+    sources: tuple[str, ...]
+
+
+CLUSTER_WRITES = (
+    ClusterWrite(
+        "nodes",
+        _rule("", ["nodes"], ["patch"]),
+        "enabling and disabling agents (det agent enable/disable, the WebUI's cluster page): "
+        "the master labels the node determined.ai/cluster-id-<id> and keeps tasks off it",
+        "enable/disable answers that the service account may not patch nodes and that "
+        "Determined otherwise works; nothing else uses the right",
+        (
+            "0.26.0:master/internal/rm/kubernetesrm/pods.go:950",  # enableNode: Patch
+            "0.26.0:master/internal/rm/kubernetesrm/pods.go:952",  # IsForbidden: an answer
+            "0.26.0:master/internal/rm/kubernetesrm/pods.go:998",  # disableNode: Patch
+            "0.34.0:master/internal/rm/kubernetesrm/jobs.go:1272",
+            "0.34.0:master/internal/rm/kubernetesrm/jobs.go:1320",
+            "v0.38.1:master/internal/rm/kubernetesrm/jobs.go:1434",
+            "v0.38.1:master/internal/rm/kubernetesrm/jobs.go:1436",
+            "v0.38.1:master/internal/rm/kubernetesrm/jobs.go:1482",
+            "v0.38.1:master/internal/rm/kubernetesrm/jobs.go:1484",
+        ),
+    ),
+    ClusterWrite(
+        "priorityClasses",
         _rule("scheduling.k8s.io", ["priorityclasses"], ["create", "delete"]),
-    ]
+        "resources.priority of an experiment or task: a PriorityClass <id>-priorityclass "
+        "(preemptionPolicy Never) per task whose pod spec names no class, deleted when it ends",
+        "the task's pod gets no PriorityClass (the cluster's default priority) and starts "
+        "anyway; the delete at each task's end logs a warning",
+        (
+            "0.26.0:master/internal/rm/kubernetesrm/spec.go:203",  # only with resources.priority
+            "0.26.0:master/internal/rm/kubernetesrm/spec.go:210",  # a failed create: no class
+            "0.26.0:master/internal/rm/kubernetesrm/pods.go:1221",  # delete; failure: a warning
+            "0.34.0:master/internal/rm/kubernetesrm/spec.go:344",
+            "0.34.0:master/internal/rm/kubernetesrm/jobs.go:1561",
+            "v0.38.1:master/internal/rm/kubernetesrm/spec.go:361",
+            "v0.38.1:master/internal/rm/kubernetesrm/spec.go:368",
+            "v0.38.1:master/internal/rm/kubernetesrm/jobs.go:1713",
+            "v0.38.1:master/internal/rm/kubernetesrm/jobs.go:1715",
+        ),
+    ),
+)
+
+
+def cluster_writes(cfg: StackConfig) -> list[ClusterWrite]:
+    """The cluster-wide writes `master.clusterWrites` asks for."""
+    asked = cfg.master.cluster_writes
+    wanted = {"nodes": asked.nodes, "priorityClasses": asked.priority_classes}
+    return [write for write in CLUSTER_WRITES if wanted[write.key]]
+
+
+def cluster_rules(cfg: StackConfig) -> list[dict[str, Any]]:
+    """What must be cluster-wide: reading nodes (a cluster-scoped informer), on the versions
+    that list every namespace's Jobs at start-up that list (the master does not start
+    without it), and the optional writes `master.clusterWrites` asks for."""
+    rules = [_rule("", ["nodes"], ["list", "watch"])]
     if cfg.master.version_tuple >= versions.CLUSTER_JOB_LIST_SINCE:
         rules.append(_rule("batch", ["jobs"], ["list"]))
+    rules += [write.rule for write in cluster_writes(cfg)]
     return rules
 
 
@@ -94,9 +161,10 @@ def _subjects(cfg: StackConfig) -> list[dict[str, str]]:
 
 
 def namespace_roles(cfg: StackConfig) -> list[dict[str, Any]]:
-    """A Role and a RoleBinding for the master in every namespace tasks run in."""
+    """A Role and a RoleBinding for the master in its own namespace and every namespace
+    tasks run in."""
     objects = []
-    for namespace in cfg.task_namespaces:
+    for namespace in cfg.pod_namespaces:
         meta = kube.metadata(defaults.MASTER_NAME, COMPONENT, namespace)
         ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": defaults.MASTER_NAME}
         objects.append(
@@ -164,7 +232,8 @@ class Placement:
     """What the platform decided that master.yaml names: a bucket it created, and the
     service account tasks run as (bound to storage by workload identity)."""
 
-    bucket: str | None = None
+    # The bucket resource's name (an output): a stack keeps the bucket it was deployed with.
+    bucket: pulumi.Input[str] | None = None
     task_service_account: str | None = None
 
 
@@ -231,7 +300,13 @@ def _http_probe(cfg: StackConfig, **timing: int) -> dict[str, Any]:
 
 
 def _env(cfg: StackConfig) -> list[dict[str, Any]]:
-    env = [{"name": name, "value": value} for name, value in cfg.master.env.items()]
+    env = []
+    if cfg.master.version_tuple >= versions.RELEASE_NAMESPACE_SINCE:
+        # Where it finds its own Service when tasks default to another namespace (first: it
+        # must name the pod's own namespace). What the Helm chart sets (master-deployment.yaml).
+        own_namespace = {"fieldRef": {"fieldPath": "metadata.namespace"}}
+        env.append({"name": RELEASE_NAMESPACE_ENV, "valueFrom": own_namespace})
+    env += [{"name": name, "value": value} for name, value in cfg.master.env.items()]
     env += proxy.env(cfg) + ca_bundle.master_env(cfg)
     # Later entries of a name would win in Kubernetes; the user's own come first and stay.
     seen: set[str] = set()
@@ -292,8 +367,14 @@ def deployment(cfg: StackConfig, config_checksum: Any) -> dict[str, Any]:
         },
     }
     meta = kube.metadata(defaults.MASTER_NAME, COMPONENT, cfg.namespace)
+    annotations: dict[str, str] = {}
+    if isinstance(cfg.tls, MasterTls):
+        # The master reads its certificate only at start: a renewed one restarts it.
+        annotations |= reloader.workload_annotations(cfg.tls.secret_name)
     if waits_for_certificate(cfg):
-        meta["annotations"] = {SKIP_AWAIT: "true"}
+        annotations[SKIP_AWAIT] = "true"
+    if annotations:
+        meta["annotations"] = annotations
     return kube.manifest("apps/v1", "Deployment", meta, spec=spec)
 
 
@@ -369,18 +450,25 @@ class DeterminedMaster(pulumi.ComponentResource):
             "webhook-signing-key", cfg.master.webhooks.signing_key, self
         )
 
-        def preview(host: Any) -> str:
+        def preview(host: Any, bucket: Any) -> str:
             known = defaults.NOT_KNOWN_YET if isinstance(host, Unknown) else host
-            files = config_files(
-                cfg, replace(db, host=known), master_yaml.MasterSecrets.redacted(), placement
-            )
+            unknown_bucket = isinstance(bucket, Unknown)
+            placed = replace(placement, bucket=defaults.NOT_KNOWN_YET if unknown_bucket else bucket)
+            files = config_files(cfg, replace(db, host=known), master_yaml.MasterSecrets.redacted(), placed)
             return files[master_yaml.MASTER_YAML]
 
         # Runs in a preview too, with whatever the cloud has not told yet marked as such.
-        self.config_preview = pulumi.Output.from_input(db.host).apply(preview, run_with_unknowns=True)
-        files = pulumi.Output.all(db.host, db_password, self.initial_user_password, signing_key).apply(
+        self.config_preview = pulumi.Output.all(db.host, placement.bucket).apply(
+            lambda values: preview(*values), run_with_unknowns=True
+        )
+        files = pulumi.Output.all(
+            db.host, placement.bucket, db_password, self.initial_user_password, signing_key
+        ).apply(
             lambda values: config_files(
-                cfg, replace(db, host=values[0]), master_yaml.MasterSecrets(*values[1:]), placement
+                cfg,
+                replace(db, host=values[0]),
+                master_yaml.MasterSecrets(*values[2:]),
+                replace(placement, bucket=values[1]),
             )
         )
         # A keyed digest of the files reveals none of their secrets; kept plain so that the

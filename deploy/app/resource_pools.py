@@ -107,16 +107,46 @@ def pool_pod_specs(
     return specs
 
 
+def pool_namespaces(cfg: StackConfig, rp: ResourcePoolConfig) -> list[str]:
+    """Every namespace the master may put a pool's tasks in (with the pool's pod spec). A
+    queued pool needs its LocalQueue in each, or Kueue never admits the Job and the task waits
+    forever (the master reacts to Job conditions only). By version (Determined's source):
+
+    - up to 0.34: a task runs in its pool's `kubernetes_namespace` (master/internal/rm/
+      kubernetesrm/resource_pool.go:550 at 0.34.0). Checkpoint GC runs on the default aux pool
+      (checkpoint_gc.go:102 at 0.34.0), in its namespace, with the experiment's pod spec
+      (this pool's queue label) when no checkpoint_gc_pod_spec is set (pkg/tasks/task_gc.go:41-44).
+    - 0.35+: a task runs in its workspace's namespace, else in the default namespace
+      (resource_pool.go:613-616 at 0.35.0 and v0.38.1), whatever its pool. The pool serves the
+      workspaces bound to it; one bound to none serves every workspace (db/postgres_rp_
+      workspace_bindings.go:212, kubernetes_resource_manager.go:498 at v0.38.1). The
+      workspace Job binds each pool to its workspace except the master's default pools, which
+      cannot be bound (api_resourcepool.go:214-232 at v0.38.1). Checkpoint GC of an experiment
+      runs in its workspace's namespace, and of a deleted experiment in the default namespace
+      (the master's own task spec, api_experiment.go:389 at v0.38.1), with the experiment's pod spec as
+      above: so every pool's Jobs may land in the default namespace."""
+    names = [p.namespace_name for p in cfg.resource_pools]
+    if cfg.master.version_tuple < versions.WORKSPACE_NAMESPACES_SINCE:
+        aux = next((p for p in cfg.resource_pools if p.name == cfg.aux_pool), rp)
+        return list(dict.fromkeys([rp.namespace_name, aux.namespace_name]))
+    default = getattr(cfg, "default_task_namespace", cfg.namespace)
+    if rp.name in (cfg.compute_pool, cfg.aux_pool):
+        return list(dict.fromkeys([default, *names]))
+    return list(dict.fromkeys([default, rp.namespace_name]))
+
+
 def queue_objects(cfg: StackConfig) -> list[dict[str, Any]]:
     """scheduler kueue: a ResourceFlavor per node pool of a queued pool, and per queued pool
-    a ClusterQueue (its quota on that flavor) and a LocalQueue in its namespace."""
+    a ClusterQueue (its quota on that flavor, for the namespaces its Jobs land in) and a
+    LocalQueue in each of those namespaces."""
     queued = [rp for rp in cfg.resource_pools if cfg.queued(rp)]
     flavors = {rp.node_pool: kueue.resource_flavor(cfg.node_pool_of(rp)) for rp in queued}
     objects = list(flavors.values())
     for rp in queued:
         flavor = kueue.flavor_name(cfg.node_pool_of(rp))
-        objects.append(kueue.cluster_queue(rp, flavor, cfg.queue_quota(rp), cfg.kueue.cohort))
-        objects.append(kueue.local_queue(rp))
+        namespaces = pool_namespaces(cfg, rp)
+        objects.append(kueue.cluster_queue(rp, flavor, cfg.queue_quota(rp), cfg.kueue.cohort, namespaces))
+        objects += [kueue.local_queue(rp, namespace) for namespace in namespaces]
     return objects
 
 
@@ -218,7 +248,7 @@ def task_privileges(cfg: StackConfig) -> list[str]:
 
     One answer for every namespace tasks run in: from 0.35 a task's namespace comes from its
     workspace and its pod spec from its pool, so any pool's pods may land in any of them (and
-    in the master's: tasks of unbound workspaces, checkpoint GC)."""
+    in the default task namespace: tasks of unbound workspaces, checkpoint GC)."""
     why = []
     if cfg.task_container_defaults.network_mode == "host":
         why.append("taskContainerDefaults.networkMode host: Determined runs task pods on the host network")
@@ -247,14 +277,24 @@ def task_pod_security(cfg: StackConfig) -> str:
     return "privileged" if task_privileges(cfg) else "baseline"
 
 
+def master_namespace_pod_security(cfg: StackConfig) -> str:
+    """The level the master's namespace enforces: `restricted` (what its own pods meet) when
+    no task runs there (0.35+: tasks default to their own namespace), else the laxest of that
+    and what tasks need."""
+    if cfg.namespace not in cfg.task_namespaces:
+        return "restricted"
+    return pod_security.laxest("restricted", task_pod_security(cfg))
+
+
 def namespaces(cfg: StackConfig) -> list[dict[str, Any]]:
-    """One Namespace per distinct pool namespace, enforcing the Pod Security level its task
-    pods need (and auditing what would fail `restricted`)."""
-    names = dict.fromkeys(rp.namespace_name for rp in cfg.resource_pools)
+    """One Namespace per task namespace but the master's (which the stack makes apart): the
+    default task namespace (0.35+) and each distinct pool namespace, enforcing the Pod
+    Security level task pods need (and auditing what would fail `restricted`)."""
+    pools = {rp.namespace_name for rp in cfg.resource_pools}
     level = task_pod_security(cfg)
     found = []
-    for name in names:
-        meta = kube.metadata(name, "resource-pool")
+    for name in (ns for ns in cfg.task_namespaces if ns != cfg.namespace):
+        meta = kube.metadata(name, "resource-pool" if name in pools else "tasks")
         meta["labels"] |= pod_security.namespace_labels(level, audit="restricted")
         found.append(kube.manifest("v1", "Namespace", meta))
     return found
@@ -282,6 +322,60 @@ def quota(rp: ResourcePoolConfig) -> dict[str, Any] | None:
     return kube.manifest("v1", "ResourceQuota", meta, spec={"hard": hard})
 
 
+# A ResourceQuota on cpu or memory (requests or limits) refuses every pod with a container
+# that does not declare them, init containers included (kubernetes pkg/quota/v1/evaluator/
+# core/pods.go, Constraints: "if we quota cpu or memory, then each container must make an
+# explicit request for the resource"; https://kubernetes.io/docs/concepts/policy/resource-quotas/,
+# read 2026-11). Determined's init container declares nothing (master/internal/rm/
+# kubernetesrm/spec.go:825-843 at v0.38.1, :802 at 0.34.0, :653 at 0.33.0) and its task
+# container only the slots (nvidia.com/gpu, or cpu on CPU-slot clusters: spec.go:57-105 at
+# v0.38.1), so a LimitRange gives every container what it leaves out.
+# Quota key -> (LimitRange field, resource) it needs defaulted.
+QUOTA_DEFAULTS = {
+    "cpu": ("defaultRequest", "cpu"),
+    "requests.cpu": ("defaultRequest", "cpu"),
+    "memory": ("defaultRequest", "memory"),
+    "requests.memory": ("defaultRequest", "memory"),
+    "limits.cpu": ("default", "cpu"),
+    "limits.memory": ("default", "memory"),
+}
+# Sized for Determined's init container: it untars the task's archives, which come from a
+# ConfigMap (at most 1 MiB: https://kubernetes.io/docs/concepts/configuration/configmap/,
+# read 2026-11), with bash and tar (k8_init_container_entrypoint.sh). A task container without
+# requests of its own gets as much (a floor the scheduler reserves, not a cap). No official
+# sizing exists; these are small on purpose.
+CONTAINER_DEFAULTS = {"cpu": "100m", "memory": "128Mi"}
+LIMIT_RANGE_NAME = "determined-container-defaults"
+
+
+def limit_ranges(quotas: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A LimitRange in each namespace whose ResourceQuotas (`quotas`) constrain cpu or memory:
+    default requests for what they constrain (and default limits where they constrain limits:
+    the init container's size, so a task container in such a namespace declares its own limits,
+    as StackConfig checks), so that Determined's containers are admitted."""
+    wanted: dict[str, dict[str, set[str]]] = {}
+    for obj in quotas:
+        fields = wanted.setdefault(obj["metadata"]["namespace"], {})
+        for key in obj["spec"]["hard"]:
+            if key in QUOTA_DEFAULTS:
+                field, resource = QUOTA_DEFAULTS[key]
+                fields.setdefault(field, set()).add(resource)
+                if field == "default":
+                    # A default limit without a default request would make the limit the request.
+                    fields.setdefault("defaultRequest", set()).add(resource)
+    found = []
+    for namespace, fields in wanted.items():
+        if not fields:
+            continue
+        item: dict[str, Any] = {"type": "Container"}
+        for field in ("default", "defaultRequest"):
+            if field in fields:
+                item[field] = {r: CONTAINER_DEFAULTS[r] for r in sorted(fields[field])}
+        meta = kube.metadata(LIMIT_RANGE_NAME, "resource-pool", namespace)
+        found.append(kube.manifest("v1", "LimitRange", meta, spec={"limits": [item]}))
+    return found
+
+
 def task_service_accounts(cfg: StackConfig, annotations: dict[str, Any]) -> list[dict[str, Any]]:
     """The service account task pods run as, in every namespace tasks run in, annotated
     for workload identity."""
@@ -298,7 +392,7 @@ def namespace_objects(cfg: StackConfig, docker_config: Any = None) -> list[dict[
     Secret made from registryCredentials (`docker_config`: its secret document) and the CA
     bundle's ConfigMap."""
     objects = []
-    for ns in cfg.task_namespaces:
+    for ns in cfg.pod_namespaces:
         if cfg.registry_credentials:
             objects.append(registry.pull_secret(ns, docker_config))
         bundle = ca_bundle.config_map(cfg, ns)
@@ -338,7 +432,8 @@ class ResourcePools(pulumi.ComponentResource):
             self.namespaces[obj["metadata"]["name"]] = kube.register(obj, child)
         for obj in queue_objects(cfg):
             namespace = obj["metadata"].get("namespace")
-            after = [*(queues_after or []), *([self.namespaces[namespace]] if namespace else [])]
+            ns = [self.namespaces.get(namespace, master_namespace)] if namespace else []
+            after = [*(queues_after or []), *ns]
             kube.register(obj, pulumi.ResourceOptions(parent=self, depends_on=after))
         if storage_identity:
             for obj in task_service_accounts(cfg, storage_identity):
@@ -362,12 +457,26 @@ class ResourcePools(pulumi.ComponentResource):
                 continue
             volume = volumes.pop(namespace, None)
             after = [self.namespaces.get(namespace, master_namespace), *([volume] if volume else [])]
-            kube.register(
-                obj, pulumi.ResourceOptions.merge(pulumi.ResourceOptions(parent=self, depends_on=after), keep)
+            # A claim the master and tasks mount: what pods find in their namespace.
+            self.shared.append(
+                kube.register(
+                    obj,
+                    pulumi.ResourceOptions.merge(pulumi.ResourceOptions(parent=self, depends_on=after), keep),
+                )
             )
-        for rp in cfg.resource_pools:
-            obj = quota(rp)
-            if obj:
-                ns = self.namespaces[rp.namespace_name]
-                kube.register(obj, pulumi.ResourceOptions(parent=self, depends_on=[ns]))
+        quotas = [obj for obj in (quota(rp) for rp in cfg.resource_pools) if obj]
+        # Each LimitRange before its namespace's quota: no pod meets the quota without it.
+        defaults_of = {}
+        for obj in limit_ranges(quotas):
+            ns = self.namespaces[obj["metadata"]["namespace"]]
+            defaults_of[obj["metadata"]["namespace"]] = kube.register(
+                obj, pulumi.ResourceOptions(parent=self, depends_on=[ns])
+            )
+        for obj in quotas:
+            namespace = obj["metadata"]["namespace"]
+            after = [
+                self.namespaces[namespace],
+                *([defaults_of[namespace]] if namespace in defaults_of else []),
+            ]
+            kube.register(obj, pulumi.ResourceOptions(parent=self, depends_on=after))
         self.register_outputs({})

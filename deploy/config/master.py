@@ -153,6 +153,16 @@ class Proxy(ConfigModel):
     no_proxy: str = ""
 
 
+class ClusterWrites(ConfigModel):
+    """Cluster-wide writes the master's service account may make, each for one optional
+    feature the master does without when refused (see deploy/app/master.CLUSTER_WRITES):
+    `nodes` patches node labels to enable and disable agents; `priorityClasses` creates and
+    deletes a PriorityClass per task that sets `resources.priority`. Both off by default."""
+
+    nodes: Flag = False
+    priority_classes: Flag = False
+
+
 class ServiceConfig(ConfigModel):
     """The master's Service: ClusterIP by default; LoadBalancer or NodePort only where the
     master ends TLS itself (tls.mode master)."""
@@ -198,6 +208,7 @@ class MasterConfig(ConfigModel):
     # Requests and limits; default: cpu and memory above as both.
     resources: Resources | None = None
     service: ServiceConfig = Field(default_factory=ServiceConfig)
+    cluster_writes: ClusterWrites = Field(default_factory=ClusterWrites)
     pod_annotations: Annotations = Field(default_factory=dict)
     env: dict[EnvName, str] = Field(default_factory=dict)
     # master.yaml keys merged in last (snake_case, as the master reads them); checked per version.

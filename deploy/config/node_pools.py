@@ -91,6 +91,7 @@ GPU_SHORT_NAMES: dict[str, tuple[str, ...]] = {
     "nvidia-h100-mega-80gb": ("h100", "h100-mega", "h100-mega-80gb"),
     "nvidia-h200-141gb": ("h200", "h200-141gb"),
     "nvidia-b200": ("b200",),
+    "nvidia-b300": ("b300",),
     "nvidia-gb200": ("gb200",),
     "nvidia-rtx-pro-6000": ("rtx-pro-6000",),
 }
@@ -225,6 +226,10 @@ class GkeGpuConfig(CloudGpuConfig):
     sharing: GpuSharing | None = None
 
 
+# The taint GKE puts on Arm nodes (deploy/config/gke_machines.py ARM_FAMILIES, with sources).
+ARM_TAINT = Taint(key="kubernetes.io/arch", value="arm64", effect="NoSchedule")
+
+
 class GkeNodePool(CloudNodePool):
     gpu: GkeGpuConfig | None = None
     image_type: Literal["COS_CONTAINERD", "UBUNTU_CONTAINERD"] = "COS_CONTAINERD"
@@ -236,6 +241,18 @@ class GkeNodePool(CloudNodePool):
     # pools, the zones that offer their GPU (deploy/config/gke_gpu_zones.py); CPU pools,
     # cluster.zones.
     zones: list[GcpZone] | None = None
+
+    @property
+    def arm(self) -> bool:
+        """An Arm machine type: GKE taints its nodes ARM_TAINT."""
+        return gke_machines.is_arm(self.machine_type)
+
+    @property
+    def all_taints(self) -> list[Taint]:
+        """The pool's taints with, on Arm pools, the one GKE adds (last), so that pods sent
+        there tolerate it and such a pool never counts as untainted."""
+        taints = super().all_taints
+        return [*taints, ARM_TAINT] if self.arm and ARM_TAINT not in taints else taints
 
 
 class EksNodePool(CloudNodePool):

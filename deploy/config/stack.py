@@ -59,6 +59,9 @@ from deploy.kube import strategic_merge, validation
 UNLIMITED_CPU = "1000000"
 UNLIMITED_MEMORY = "1Ei"
 
+# The default task namespace (0.35+) is the master's namespace with this suffix.
+TASK_NAMESPACE_SUFFIX = "-tasks"
+
 
 def _refuse_coscheduler(value: Any) -> Any:
     if value == "coscheduler":
@@ -109,6 +112,9 @@ class StackConfig(ConfigModel):
     environment: Literal["dev", "prod"] = "dev"
     allow_data_deletion: Flag = False
     namespace: DnsLabel = "determined"
+    # 0.35+: where tasks of workspaces bound to no namespace and checkpoint GC run (the
+    # master's `default_namespace`); default `<namespace>-tasks`.
+    task_namespace: DnsLabel | None = None
     cluster: ClusterConfig
     node_pools: list[NodePool] = Field(min_length=1)
     gpu_operator: GpuOperatorConfig = Field(default_factory=GpuOperatorConfig)
@@ -231,10 +237,26 @@ class StackConfig(ConfigModel):
         return math.gcd(*per_pod) if per_pod else 1
 
     @property
+    def default_task_namespace(self) -> str:
+        """The master's default namespace (`default_namespace`, before 0.35 `namespace`):
+        from 0.35 tasks of workspaces bound to no namespace and checkpoint GC run there, a
+        namespace of their own (taskNamespace, default `<namespace>-tasks`); older masters
+        look for their Service there, so it stays the master's."""
+        if self.master.version_tuple < versions.RELEASE_NAMESPACE_SINCE:
+            return self.namespace
+        return self.task_namespace or f"{self.namespace}{TASK_NAMESPACE_SUFFIX}"
+
+    @property
     def task_namespaces(self) -> list[str]:
-        """Namespaces task pods may run in: every pool's, and the master's (where tasks of
-        unbound workspaces and checkpoint GC land on 0.35+), without repeats."""
-        return list(dict.fromkeys([self.namespace, *(rp.namespace_name for rp in self.resource_pools)]))
+        """Namespaces task pods may run in: the default task namespace, then every pool's,
+        without repeats."""
+        pools = (rp.namespace_name for rp in self.resource_pools)
+        return list(dict.fromkeys([self.default_task_namespace, *pools]))
+
+    @property
+    def pod_namespaces(self) -> list[str]:
+        """Every namespace pods of the stack run in: the master's, then the task namespaces."""
+        return list(dict.fromkeys([self.namespace, *self.task_namespaces]))
 
     @property
     def pull_secrets(self) -> list[str]:
@@ -324,8 +346,15 @@ def _node_pool_problems(cfg: StackConfig, add: Add) -> None:
     if not any(not p.all_taints for p in cfg.node_pools):
         add(
             "nodePools",
-            "at least one untainted CPU pool is needed for system pods (CoreDNS, the master, the database)",
+            "at least one untainted CPU pool is needed for system pods (CoreDNS, the master, the database)"
+            + _arm_note(cfg.node_pools),
         )
+
+
+def _arm_note(pools: Iterable[NodePool]) -> str:
+    """Why pools without taints of their own count as tainted: GKE taints Arm nodes."""
+    arm = [f"{p.name} ({p.machine_type})" for p in pools if getattr(p, "arm", False) and not p.taints]
+    return f"; GKE taints Arm nodes kubernetes.io/arch=arm64:NoSchedule: {', '.join(arm)}" if arm else ""
 
 
 def _reserved(namespace: str) -> bool:
@@ -375,6 +404,34 @@ def _namespace_problems(cfg: StackConfig, add: Add) -> None:
                 f"resourcePools[{quota_names[key]}]; rename one pool or give them separate namespaces",
             )
         quota_names.setdefault(key, i)
+
+
+def _task_namespace_problems(cfg: StackConfig, add: Add) -> None:
+    """taskNamespace: 0.35+ only, a namespace of the tasks' own (a pool's may be shared)."""
+    if cfg.master.version_tuple < versions.RELEASE_NAMESPACE_SINCE:
+        if cfg.task_namespace is not None:
+            add(
+                "taskNamespace",
+                "needs master.version 0.35.0 or newer (older masters look for their own Service in "
+                "their default namespace, so it stays the master's)",
+            )
+        return
+    name = cfg.default_task_namespace
+    if cfg.task_namespace is None:
+        if dns_label_problem(name):
+            add(
+                "namespace",
+                f"derives the task namespace {name!r}, which is not a valid DNS label (at most 63 "
+                "characters); set taskNamespace",
+            )
+    elif _reserved(name):
+        add("taskNamespace", f"{name!r} belongs to the cluster itself; give tasks a namespace of their own")
+    elif name == cfg.namespace:
+        add(
+            "taskNamespace",
+            f"{name!r} is the master's namespace; tasks get their own (the master's namespace enforces "
+            "Pod Security restricted, which Determined's task pods do not meet)",
+        )
 
 
 def _resource_pool_problems(cfg: StackConfig, add: Add) -> None:
@@ -642,7 +699,7 @@ def _master_problems(cfg: StackConfig, add: Add) -> None:
             add(
                 "master.nodePool",
                 f"node pool {pool.name!r} is tainted, has GPUs or is spot: the master and database "
-                "need an untainted on-demand CPU pool",
+                "need an untainted on-demand CPU pool" + _arm_note([pool]),
             )
     elif cfg.master_node_pool is None and any(not p.all_taints for p in cfg.node_pools):
         add(
@@ -804,6 +861,16 @@ def _queue_problems(cfg: StackConfig, add: Add) -> None:
         if "kueue" in cfg.model_fields_set:
             add("kueue", "only with scheduler kueue (set scheduler: kueue, or remove this section)")
         return
+    if cfg.master.version_tuple < versions.JOB_TASKS_SINCE:
+        # master/internal/rm/kubernetesrm/pods.go (0.33.0 and older): one Pod per task
+        # process, no Job; Kueue's batch/job integration would never see a task.
+        add(
+            "scheduler",
+            f"kueue needs Determined {'.'.join(map(str, versions.JOB_TASKS_SINCE))} or newer: master "
+            f"{cfg.master.version} runs tasks as bare pods, not Jobs, so Kueue would never queue them "
+            "(set master.version to 0.34.0 or newer, or scheduler: default)",
+        )
+        return
     names = {p.name for p in cfg.node_pools}
     for i, rp in enumerate(cfg.resource_pools):
         if rp.node_pool not in names or not cfg.queued(rp):
@@ -823,6 +890,68 @@ def _queue_problems(cfg: StackConfig, add: Add) -> None:
                 "known offline (an existing cluster, or a machine type that does not say), and Kueue admits "
                 "tasks against this quota",
             )
+
+
+def _quota_limit_problems(cfg: StackConfig, add: Add) -> None:
+    """A pool quota on limits: every container of every task pod that can land in its namespace
+    declares them, or the namespace's LimitRange default (sized for Determined's init container)
+    caps it. Determined's task container declares GPUs only (CPUs on CPU-slot clusters)."""
+    limited: dict[str, dict[str, int]] = {}  # namespace -> resource -> index of the quota's pool
+    for i, rp in enumerate(cfg.resource_pools):
+        limits = rp.quota.limits if rp.quota else None
+        for resource in ("cpu", "memory"):
+            if limits is not None and getattr(limits, resource) is not None:
+                limited.setdefault(rp.namespace_name, {}).setdefault(resource, i)
+    names = {p.name for p in cfg.node_pools}
+    if not limited or any(rp.node_pool not in names for rp in cfg.resource_pools):
+        return
+    from deploy.app import resource_pools  # the app imports this module
+
+    def undeclared(pod: dict[str, Any], resource: str) -> list[str]:
+        spec = pod.get("spec") or {}
+        found = []
+        for container in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
+            if resource in ((container.get("resources") or {}).get("limits") or {}):
+                continue
+            if (
+                container.get("name") == defaults.TASK_CONTAINER
+                and resource == "cpu"
+                and cfg.slot_type == "cpu"
+            ):
+                continue  # Determined limits a CPU slot's CPUs itself
+            found.append(container.get("name", "?"))
+        return found
+
+    # (where from, pod spec, namespaces it lands in)
+    sources = [
+        (f"resourcePools[{j}].podSpec ({key})", pod, resource_pools.pool_namespaces(cfg, rp))
+        for j, rp in enumerate(cfg.resource_pools)
+        for key, pod in resource_pools.pool_pod_specs(cfg, rp).items()
+    ]
+    gc_spec = resource_pools.checkpoint_gc_pod_spec(cfg, None)
+    if gc_spec:
+        # Checkpoint GC runs on the default aux pool (see pool_namespaces).
+        aux = next((rp for rp in cfg.resource_pools if rp.name == cfg.aux_pool), None)
+        if aux is not None:
+            sources.append(
+                (
+                    "taskContainerDefaults.checkpointGcPodSpec",
+                    gc_spec,
+                    resource_pools.pool_namespaces(cfg, aux),
+                )
+            )
+    for where, pod, namespaces in sources:
+        for namespace in namespaces:
+            for resource, i in sorted(limited.get(namespace, {}).items()):
+                missing = undeclared(pod, resource)
+                if missing:
+                    add(
+                        f"resourcePools[{i}].quota.limits.{resource}",
+                        f"tasks with {where} run in namespace {namespace!r}, where this quota limits "
+                        f"{resource}, and its container(s) {', '.join(missing)} declare no {resource} limit: "
+                        "Determined sets none, and the namespace's default (sized for Determined's init "
+                        f"container) would cap them; give them resources.limits.{resource} there",
+                    )
 
 
 def _gateway_problems(cfg: StackConfig, add: Add) -> None:
@@ -879,6 +1008,7 @@ def _slots_if_pools_resolve(cfg: StackConfig, add: Add) -> None:
 _RULES: list[tuple[Callable[[StackConfig, Add], None], set[str]]] = [
     (_node_pool_problems, {"nodePools"}),
     (_namespace_problems, {"namespace", "resourcePools"}),
+    (_task_namespace_problems, {"namespace", "taskNamespace", "master"}),
     (_resource_pool_problems, {"nodePools", "resourcePools", "defaultComputePool", "defaultAuxPool"}),
     (_data_problems, {"cloud", "environment", "allowDataDeletion", "database", "checkpointStorage"}),
     (_pod_spec_problems, {"taskContainerDefaults", "resourcePools"}),
@@ -888,7 +1018,8 @@ _RULES: list[tuple[Callable[[StackConfig, Add], None], set[str]]] = [
     (_not_supported_yet, {"cloud", "database", "tls", "gpuOperator"}),
     (_cloud_rules, {"cloud", "environment", "cluster", "nodePools", "gpuOperator"}),
     (name_problems, {"cloud", "cluster", "nodePools"}),
-    (_queue_problems, {"scheduler", "kueue", "nodePools", "resourcePools", "slots"}),
+    (_queue_problems, {"scheduler", "kueue", "nodePools", "resourcePools", "slots", "master"}),
+    (_quota_limit_problems, {"resourcePools", "nodePools", "taskContainerDefaults", "master", "slots"}),
     (_gateway_problems, {"tls"}),
     (dns01_problems, {"cloud", "tls"}),
     (backup_problems, {"environment", "database", "checkpointStorage"}),

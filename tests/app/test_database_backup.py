@@ -16,6 +16,7 @@ from deploy.app import database, database_backup, database_migration, master
 from deploy.app.database import DatabaseEndpoint
 from deploy.app.database_backup import Target
 from deploy.kube import validation
+from plan import mocks
 
 S3_KEY_ID = "AKIAABCDEFGHIJKLMNOP"
 S3_SECRET = "s3-Secret-Key-42"
@@ -567,7 +568,26 @@ def resources_of(result, kind, name):
     ]
 
 
-def test_the_master_waits_for_the_dump_before_its_upgrade_and_a_new_version_is_a_new_job():
+@pytest.fixture
+def deployed(monkeypatch):
+    """Plans as of a stack whose last update left `outputs` (the plan's mocks answer the
+    invoke that reads them; by default a stack never deployed)."""
+
+    def deployed_with(outputs):
+        answer = {"name": "organization/determined/test", "outputs": outputs, "secretOutputNames": []}
+        monkeypatch.setitem(mocks.INVOKES, database_backup.READ_STACK_OUTPUTS, lambda req: answer)
+
+    return deployed_with
+
+
+def upgrade_jobs(result):
+    return [
+        j for j in by_kind(result, "Job") if j["metadata"]["name"].startswith(defaults.PRE_UPGRADE_JOB_PREFIX)
+    ]
+
+
+def test_the_master_waits_for_the_dump_before_its_upgrade_and_a_new_version_is_a_new_job(deployed):
+    deployed({"masterVersion": "0.37.0", "namespace": "determined"})
     old = plan_for(raw_config(master={"version": "0.38.0"}))
     new = plan_for(raw_config(master={"version": "0.38.1"}))
     for result, version in ((old, "0.38.0"), (new, "0.38.1")):
@@ -584,6 +604,53 @@ def test_the_master_waits_for_the_dump_before_its_upgrade_and_a_new_version_is_a
         ("ServiceAccount", defaults.BACKUP_SERVICE_ACCOUNT),
     ):
         assert one(old, kind, name) == one(new, kind, name)
+
+
+@pytest.mark.parametrize(
+    ("outputs", "expected"),
+    [
+        ({}, False),  # never deployed (or destroyed): a new database
+        ({"masterVersion": "0.38.0"}, True),  # an upgrade
+        ({"masterVersion": "0.38.1"}, False),  # the same version again
+        # The same version, right after its upgrade: the Job made for it stays.
+        ({"masterVersion": "0.38.1", "upgradeDump": "determined-db-backup-0-38-1"}, True),
+        ({"masterVersion": "0.38.1", "upgradeDump": "determined-db-backup-0-38-0"}, False),
+        ({"namespace": "determined"}, True),  # deployed before versions were recorded
+        (None, True),  # unreadable: dump
+    ],
+)
+def test_the_dump_before_the_master_runs_only_where_records_may_need_it(outputs, expected):
+    assert database_backup.upgrade_dump(make_config(), outputs) is expected
+
+
+def test_a_first_update_dumps_an_external_server_or_the_charts_records_but_not_a_new_database():
+    external = {"mode": "external", "host": "10.0.0.5", "user": "det", "password": DB_PASSWORD}
+    assert database_backup.upgrade_dump(make_config(database=external), {}) is True
+    chart = {"fromHelmChart": {"namespace": "legacy"}}
+    assert database_backup.upgrade_dump(make_config(database=chart), {}) is True
+    off = {"backup": {"beforeUpgrade": False}, "fromHelmChart": {"namespace": "legacy"}}
+    assert database_backup.upgrade_dump(make_config(database=off), {"masterVersion": "0.1.0"}) is False
+
+
+def test_a_first_install_starts_the_master_without_a_dump_and_records_its_version(deployed):
+    result = plan_for(raw_config())
+    assert not upgrade_jobs(result)
+    assert result.outputs[database_backup.VERSION_OUTPUT] == versions.DEFAULT_DETERMINED_VERSION
+    assert database_backup.UPGRADE_DUMP_OUTPUT not in result.outputs
+    # The next update reads those outputs back: the same version, no dump; a new one, a dump.
+    deployed(dict(result.outputs))
+    assert not upgrade_jobs(plan_for(raw_config()))
+    upgraded = plan_for(raw_config(master={"version": "0.37.0"}))
+    (job,) = upgrade_jobs(upgraded)
+    assert upgraded.outputs[database_backup.UPGRADE_DUMP_OUTPUT] == job["metadata"]["name"]
+
+
+def test_the_plan_reads_the_stacks_outputs_with_pulumis_builtin_function():
+    # The token the engine's builtin provider answers (pulumi/pulumi builtins.go), modelled by
+    # the plan's mocks as a stack never deployed.
+    assert database_backup.READ_STACK_OUTPUTS == "pulumi:pulumi:readStackOutputs"
+    answer = mocks.INVOKES[database_backup.READ_STACK_OUTPUTS](mocks.Request("", "", {"name": "o/p/s"}, {}))
+    assert answer == {"name": "o/p/s", "outputs": {}, "secretOutputNames": []}
 
 
 def test_without_dumps_before_upgrades_the_master_waits_for_none():

@@ -24,12 +24,12 @@ def grants(rules):
     }
 
 
-def test_cluster_wide_the_master_gets_nodes_priority_classes_and_where_needed_the_job_list():
+def test_cluster_wide_the_master_reads_nodes_and_where_needed_lists_jobs():
+    # Cluster-wide writes are opt-in: tests/app/test_master_cluster_writes.py.
     for version, job_list in (("0.26.0", False), ("0.34.0", False), ("0.35.0", False), ("0.38.1", True)):
         cfg = make_config(master={"version": version})
         granted = grants(master.cluster_role(cfg)["rules"])
-        expected = {("", "nodes", v) for v in ("list", "watch", "patch")}
-        expected |= {("scheduling.k8s.io", "priorityclasses", v) for v in ("create", "delete")}
+        expected = {("", "nodes", v) for v in ("list", "watch")}
         if job_list:
             expected.add(("batch", "jobs", "list"))  # the master does not start without it
         assert granted == expected, version
@@ -41,7 +41,8 @@ def test_cluster_wide_the_master_gets_nodes_priority_classes_and_where_needed_th
 def test_every_task_namespace_gets_a_role_for_what_the_master_does_there():
     cfg = make_config()
     roles = [o for o in master.namespace_roles(cfg) if o["kind"] == "Role"]
-    assert [r["metadata"]["namespace"] for r in roles] == cfg.task_namespaces
+    # Its own namespace first (0.35+: only its Service there; tests/app/test_task_namespace.py).
+    assert [r["metadata"]["namespace"] for r in roles] == cfg.pod_namespaces
     by_ns = {r["metadata"]["namespace"]: grants(r["rules"]) for r in roles}
     pool = by_ns["det-a100"]
     assert {("batch", "jobs", v) for v in ("create", "delete", "list", "watch")} <= pool

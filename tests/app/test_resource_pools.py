@@ -140,7 +140,10 @@ def test_gpu_pools_get_their_own_slots_per_pod_where_supported():
 def test_a_namespace_shared_by_two_pools_is_created_once():
     pools = [BASE["resourcePools"][0], {"name": "aux", "nodePool": "system", "namespace": "det-a100"}]
     cfg = make_config(resourcePools=pools)
-    assert [ns["metadata"]["name"] for ns in resource_pools.namespaces(cfg)] == ["det-a100"]
+    assert [ns["metadata"]["name"] for ns in resource_pools.namespaces(cfg)] == [
+        "determined-tasks",
+        "det-a100",
+    ]
 
 
 def test_quota_caps_requests_in_the_pool_namespace():

@@ -18,13 +18,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import planning
 import pytest
 import stack_plans
 import yaml
 from conftest import ROOT
 
+from deploy import defaults
 from deploy.addons import gke_driver_installer
+from deploy.app import database_backup
 from deploy.kube import scan_exceptions
+from plan import mocks
 
 SCAN_PYTHON = ROOT / ".venv-scan" / "bin" / "python"
 SCAN_STAMP = ROOT / ".venv-scan" / ".installed"
@@ -45,12 +49,31 @@ class Unit:
     lines: dict[str, list[tuple[int, dict[str, Any]]]] = field(default_factory=dict)
 
 
+def upgrade_dumps(name: str) -> list[dict[str, Any]]:
+    """The dump Jobs before the master of an update that changes the master version: the
+    plans are of first installs, which have none (database_backup.upgrade_dump)."""
+    token = database_backup.READ_STACK_OUTPUTS
+    saved = mocks.INVOKES[token]
+    previous = {database_backup.VERSION_OUTPUT: "0.0.0"}
+    mocks.INVOKES[token] = lambda req: {"name": "", "outputs": previous, "secretOutputNames": []}
+    try:
+        result = planning.plan_file(stack_plans.STACK_FILES[name])
+    finally:
+        mocks.INVOKES[token] = saved
+    prefix = defaults.PRE_UPGRADE_JOB_PREFIX
+    jobs = [m for m in result.manifests if m["kind"] == "Job" and m["metadata"]["name"].startswith(prefix)]
+    # With the NetworkPolicies that select their pods (graph checks look for them).
+    return jobs + [m for m in result.manifests if m["kind"] == "NetworkPolicy"]
+
+
 def units() -> list[Unit]:
     found = [Unit(name, stack_plans.plan(name).result.manifests) for name in stack_plans.NAMES]
     # Only one driver installer variant runs in a stack; scan both as register() gives them.
     for image_type in gke_driver_installer.IMAGE_TYPES:
         obj = scan_exceptions.annotated(gke_driver_installer.daemonset(image_type))
         found.append(Unit(f"addon:gke-driver-installer-{image_type}", [obj]))
+    # The dump before an upgrade, with a mirror named by tag.
+    found.append(Unit("upgrade:db-restore", upgrade_dumps("fixture:db-restore")))
     return found
 
 

@@ -214,6 +214,12 @@ def test_every_modelled_function_answers_with_the_sdks_result_fields(token):
     import importlib
 
     package, module, name = token.split(":")
+    if package == "pulumi":
+        # The engine's builtin provider answers it: readStackReference's fields
+        # (pkg/resource/deploy/builtins.go of pulumi/pulumi).
+        answer = PlanMocks(Recorder()).call(MockCallArgs(token, {"name": "o/p/s"}, ""))
+        assert set(answer) == {"name", "outputs", "secretOutputNames"}
+        return
     sdk = importlib.import_module({"gcp": "pulumi_gcp", "aws": "pulumi_aws"}[package])
     if module.split("/")[0] != "index":
         sdk = importlib.import_module(f"{sdk.__name__}.{module.split('/')[0]}")

@@ -197,7 +197,7 @@ def test_exports_name_the_cluster_the_bucket_and_the_way_in():
     assert outputs["getCredentials"] == (
         "gcloud container clusters get-credentials det-prod --region us-central1 --project my-gcp-project"
     )
-    assert outputs["checkpointBucket"] == "gs://my-gcp-project-gke-prod-checkpoints"
+    assert outputs["checkpointBucket"] == "gs://my-gcp-project-gke-prod-det-prod-us-central1-checkpoints"
     assert outputs["databaseEndpoint"].endswith(":5432")
     assert planned("gke-prod", preview=True).outputs["databaseEndpoint"] == UNKNOWN
 
@@ -210,7 +210,8 @@ def test_the_created_bucket_is_private_kept_and_versioned_in_prod():
         result = planned(stack)
         bucket = resource(result, "storage/bucket:Bucket", "checkpoints")
         inputs = bucket["inputs"]
-        assert inputs["name"] == f"my-gcp-project-{stack}-checkpoints"
+        cluster = "det-" + stack.removeprefix("gke-")
+        assert inputs["name"] == f"my-gcp-project-{stack}-{cluster}-us-central1-checkpoints"
         assert inputs["uniformBucketLevelAccess"] is True
         assert inputs["publicAccessPrevention"] == "enforced"
         assert inputs["forceDestroy"] is False
@@ -233,7 +234,7 @@ def test_storage_access_is_one_role_on_the_bucket_only():
     result = planned("gke-dev")
     (grant,) = of_type(result, "storage/bucketIAMMember:BucketIAMMember")
     assert grant["inputs"]["role"] == "roles/storage.objectUser"
-    assert grant["inputs"]["bucket"] == "my-gcp-project-gke-dev-checkpoints"
+    assert grant["inputs"]["bucket"] == "my-gcp-project-gke-dev-det-dev-us-central1-checkpoints"
     email = result.recorder.outputs[("gcp:serviceaccount/account:Account", "storage")]["email"]
     assert grant["inputs"]["member"] == f"serviceAccount:{email}"
     assert not [
@@ -247,9 +248,9 @@ def test_workload_identity_binds_exactly_the_accounts_that_touch_checkpoints():
     assert members == [
         "serviceAccount:my-gcp-project.svc.id.goog[det-aux/determined-task]",
         "serviceAccount:my-gcp-project.svc.id.goog[det-l4/determined-task]",
+        "serviceAccount:my-gcp-project.svc.id.goog[determined-tasks/determined-task]",
         "serviceAccount:my-gcp-project.svc.id.goog[determined/determined-db-backup]",
         "serviceAccount:my-gcp-project.svc.id.goog[determined/determined-master]",
-        "serviceAccount:my-gcp-project.svc.id.goog[determined/determined-task]",
     ]
     assert {r["inputs"]["role"] for r in of_type(result, "serviceaccount/iAMMember:IAMMember")} == {
         "roles/iam.workloadIdentityUser"
@@ -291,13 +292,16 @@ def test_without_gcs_nothing_is_bound_and_pods_keep_the_default_account():
     assert "serviceAccountName" not in spec
 
 
-@pytest.mark.parametrize(("project", "stack"), [("p", "dev"), ("a" * 30, "b" * 40), ("My_Proj", "Prod.1")])
-def test_derived_bucket_names_are_valid_gcs_names(project, stack):
+@pytest.mark.parametrize(
+    ("project", "stack", "cluster"),
+    [("p", "dev", "det"), ("a" * 30, "b" * 40, "c" * 40), ("My_Proj", "Prod.1", "x")],
+)
+def test_derived_bucket_names_are_valid_gcs_names(project, stack, cluster):
     import re
 
-    name = storage.bucket_name(project, stack)
+    name = storage.bucket_name(project, stack, cluster, "europe-west4")
     assert re.fullmatch(r"[a-z0-9][a-z0-9-]{1,61}[a-z0-9]", name), name
-    assert storage.bucket_name(project, stack) == name  # stable across runs
+    assert storage.bucket_name(project, stack, cluster, "europe-west4") == name  # stable across runs
 
 
 def test_service_account_ids_fit_googles_limit():
@@ -437,12 +441,14 @@ def test_the_operator_namespace_admits_critical_pods_and_drivers_come_from_googl
         assert reg["urn"] in release["dependsOn"]
 
 
-def test_determined_waits_for_the_node_pools():
+def test_determined_waits_for_the_node_pool_the_master_runs_on_only():
+    # Not the GPU pools (tests/invariants/test_master_critical_path.py).
     result = planned("gke-dev")
-    pools = {r["urn"] for r in of_type(result, "container/nodePool:NodePool")}
+    pools = {r["name"]: r["urn"] for r in of_type(result, "container/nodePool:NodePool")}
     for component in ("components:Database", "components:Master", "components:ResourcePools"):
         (reg,) = of_type(result, component)
-        assert pools <= set(reg["dependsOn"]), component
+        assert pools["system"] in reg["dependsOn"], component
+        assert not {urn for name, urn in pools.items() if name != "system"} & set(reg["dependsOn"]), component
 
 
 # --- project ------------------------------------------------------------------------------
@@ -474,7 +480,10 @@ def test_without_a_project_nothing_is_registered():
 def test_previews_know_every_name_the_plan_shows():
     result = planned("gke-prod", preview=True)
     assert resource(result, "storage/bucket:Bucket", "checkpoints")["inputs"]["name"].endswith("-checkpoints")
-    assert master_yaml(result)["checkpoint_storage"]["bucket"] == "my-gcp-project-gke-prod-checkpoints"
+    assert (
+        master_yaml(result)["checkpoint_storage"]["bucket"]
+        == "my-gcp-project-gke-prod-det-prod-us-central1-checkpoints"
+    )
 
 
 # --- what a real apply and destroy need -----------------------------------------------------

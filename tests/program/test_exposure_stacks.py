@@ -198,11 +198,12 @@ def test_tasks_reach_a_tls_master_by_its_service_in_the_keys_each_version_reads(
         assert {k: v for k, v in manager.items() if k.startswith("determined_master")} == expected, version
 
 
-def test_a_master_that_ends_tls_with_an_issued_certificate_waits_for_it_not_the_reverse():
+def test_a_master_that_ends_tls_with_an_issued_certificate_and_its_edge_wait_for_each_other_not():
     result = planned("tls-master")
     certificate = next(r for r in of_type(result, "cert-manager.io/v1:Certificate"))
     deployment = next(r for r in of_type(result, "apps/v1:Deployment"))
-    assert certificate["urn"] in deployment["dependsOn"]
+    # Its pod waits for the certificate's Secret by itself; `up` does not wait for the pod.
+    assert certificate["urn"] not in deployment["dependsOn"]
     service = next(
         r for r in of_type(result, "core/v1:Service") if r["name"].endswith("determined-master-service")
     )
@@ -211,7 +212,9 @@ def test_a_master_that_ends_tls_with_an_issued_certificate_waits_for_it_not_the_
     # The first `up` ends before the certificate exists (DNS comes after): nothing waits on it.
     annotations = one(result, "Deployment", "determined-master")["metadata"]["annotations"]
     assert {k: v for k, v in annotations.items() if not k.startswith("checkov.io/")} == {
-        "pulumi.com/skipAwait": "true"
+        "pulumi.com/skipAwait": "true",
+        # A renewed certificate restarts it (deploy/addons/reloader.py).
+        "secret.reloader.stakater.com/reload": "determined-tls",
     }
     (job,) = [j for j in by_kind(result, "Job") if "bind-workspaces" in j["metadata"]["name"]]
     assert job["metadata"]["annotations"]["pulumi.com/skipAwait"] == "true"

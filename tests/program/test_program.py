@@ -31,6 +31,8 @@ def test_local_stack_creates_every_object_of_the_deployment(local):
     names = {(m["kind"], m["metadata"].get("namespace"), m["metadata"]["name"]) for m in local.manifests}
     assert names == {
         ("Namespace", None, "determined"),
+        # 0.35+: tasks of workspaces bound to no namespace, and checkpoint GC.
+        ("Namespace", None, "determined-tasks"),
         ("Namespace", None, "det-gpu"),
         ("Namespace", None, "det-aux"),
         ("ResourceQuota", "det-gpu", "determined-gpu"),
@@ -42,7 +44,7 @@ def test_local_stack_creates_every_object_of_the_deployment(local):
         *(
             (kind, ns, "determined-master")
             for kind in ("Role", "RoleBinding")
-            for ns in ("determined", "det-gpu", "det-aux")
+            for ns in ("determined", "determined-tasks", "det-gpu", "det-aux")
         ),
         ("Secret", "determined", "determined-master-config"),
         ("Deployment", "determined", "determined-master"),
@@ -62,11 +64,11 @@ def test_local_stack_creates_every_object_of_the_deployment(local):
                 j["metadata"]["name"] for j in by_kind(local, "Job") if "workspaces" in j["metadata"]["name"]
             ),
         ),
-        # Database backups (sharedFs checkpoints: to a claim): daily, and before this master version.
+        # Database backups (sharedFs checkpoints: to a claim): daily; no dump before the master
+        # on a first install (a new database has no records).
         ("ServiceAccount", "determined", "determined-db-backup"),
         ("PersistentVolumeClaim", "determined", "determined-db-backups"),
         ("CronJob", "determined", "determined-db-backup"),
-        ("Job", "determined", "determined-db-backup-0-38-1"),
         # Network fencing: a default deny and what each kind of pod may do; tasks per namespace.
         *(
             ("NetworkPolicy", "determined", name)
@@ -78,7 +80,7 @@ def test_local_stack_creates_every_object_of_the_deployment(local):
                 "determined-bind-workspaces",
             )
         ),
-        *(("NetworkPolicy", ns, "determined-tasks") for ns in ("determined", "det-gpu", "det-aux")),
+        *(("NetworkPolicy", ns, "determined-tasks") for ns in ("determined-tasks", "det-gpu", "det-aux")),
     }
 
 

@@ -91,8 +91,10 @@ class GkePlatform(pulumi.ComponentResource):
                         depends_on=grants,
                         # The autoscaler owns the size; CPU pools keep their secure boot.
                         ignore_changes=node_pools.ignored_changes(pool),
-                        # The pool's name is fixed: a change that replaces it (machine, GPUs,
-                        # spot, service account) must delete the old pool first.
+                        # The pool's name is fixed: a change that replaces it (GPUs, spot,
+                        # service account, scopes) must delete the old pool first. The machine
+                        # type, boot disk and image type are updated in place (not ForceNew:
+                        # terraform-provider-google node_config.go at e03b762, read 2026-11-25).
                         delete_before_replace=True,
                     ),
                 ),
@@ -106,7 +108,7 @@ class GkePlatform(pulumi.ComponentResource):
             "gke", kubeconfig=self.kubeconfig, opts=pulumi.ResourceOptions(parent=self)
         )
 
-        self.bucket: str | None = None
+        self.bucket: pulumi.Output[str] | None = None
         self.storage_identity: dict[str, pulumi.Input[str]] = {}
         if isinstance(cfg.checkpoint_storage, GcsStorage):
             self._checkpoint_bucket(cfg, project, child, data)
@@ -116,7 +118,14 @@ class GkePlatform(pulumi.ComponentResource):
             self._cloud_sql(cfg, net, child, data, keep)
         self.dns01_identity = self._dns01_identity(cfg, project, child)
 
-        self.ready: list[pulumi.Resource] = list(self.node_pools)
+        # The node pool the master runs on (the first untainted on-demand CPU pool by default):
+        # Determined waits for it, not for GPU pools or the GPU operator.
+        self.ready: list[pulumi.Resource] = [
+            node_pool
+            for pool, node_pool in zip(cfg.node_pools, self.node_pools, strict=True)
+            if cfg.master_node_pool is None or pool.name == cfg.master_node_pool.name
+        ]
+        system_pools = list(self.ready)
         self.storage_class: str | None = None
         if isinstance(cfg.database, InClusterDatabase):
             self.storage_class = database_volume.NAME
@@ -126,11 +135,11 @@ class GkePlatform(pulumi.ComponentResource):
             self.ready.append(
                 kube.register(
                     volume_class,
-                    pulumi.ResourceOptions(parent=self, provider=self.kubernetes, depends_on=self.node_pools),
+                    pulumi.ResourceOptions(parent=self, provider=self.kubernetes, depends_on=system_pools),
                 )
             )
         if cfg.gpu_operator.enabled:
-            operator = gpu_operator.GpuOperator(
+            gpu_operator.GpuOperator(
                 "gpu-operator",
                 cfg,
                 platform="gke",
@@ -139,7 +148,6 @@ class GkePlatform(pulumi.ComponentResource):
                     parent=self, providers={"kubernetes": self.kubernetes}, depends_on=self.node_pools
                 ),
             )
-            self.ready.append(operator)
         self.register_outputs({"clusterName": self.cluster.name, "kubeconfig": self.kubeconfig})
 
     def _checkpoint_bucket(
@@ -149,11 +157,14 @@ class GkePlatform(pulumi.ComponentResource):
         if configured:
             name: pulumi.Input[str] = configured
         else:
-            self.bucket = storage.bucket_name(project, pulumi.get_stack())
-            name = gcp.storage.Bucket(
+            derived = storage.bucket_name(project, pulumi.get_stack(), cfg.cluster.name, cfg.cluster.region)
+            # The bucket's own name, not the derived one: a stack made before the derivation
+            # changed keeps its bucket (deploy/platform/checkpoints.py), and everything names
+            # that one.
+            name = self.bucket = gcp.storage.Bucket(
                 "checkpoints",
-                opts=checkpoints.bucket_options(cfg, data),
-                **storage.bucket_args(cfg, self.bucket),
+                opts=name_kept(checkpoints.bucket_options(cfg, data), storage.BUCKET, "name"),
+                **storage.bucket_args(cfg, derived),
             ).name
         account = gcp.serviceaccount.Account(
             "storage",
@@ -251,7 +262,7 @@ def exports(cfg: GkeStack, project: str, platform: GkePlatform) -> dict[str, pul
         f"--region {cluster.region} --project {project}",
     }
     bucket = platform.bucket or getattr(cfg.checkpoint_storage, "bucket", None)
-    return values | data_exports(f"gs://{bucket}" if bucket else None, platform.database)
+    return values | data_exports(pulumi.Output.concat("gs://", bucket) if bucket else None, platform.database)
 
 
 def connect(cfg: GkeStack) -> ClusterHandle:
