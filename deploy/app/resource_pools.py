@@ -124,15 +124,17 @@ def pool_namespaces(cfg: StackConfig, rp: ResourcePoolConfig) -> list[str]:
       cannot be bound (api_resourcepool.go:214-232 at v0.38.1). Checkpoint GC of an experiment
       runs in its workspace's namespace, and of a deleted experiment in the default namespace
       (the master's own task spec, api_experiment.go:389 at v0.38.1), with the experiment's pod spec as
-      above: so every pool's Jobs may land in the default namespace."""
-    names = [p.namespace_name for p in cfg.resource_pools]
+      above: so every pool's Jobs may land in the default namespace.
+      Bindings do not keep a pool's Jobs in its workspace's namespace either: an experiment
+      keeps the pod spec (and queue label) it was created with when it is moved to another
+      workspace (pkg/model/task_container_defaults.go:140-155 and
+      internal/experiment/bulk_action.go:701 at v0.38.1), and a pool stays open to every
+      workspace until the binding Job has run. So on 0.35+ every queued pool has its
+      LocalQueue in every task namespace; the master's bindings decide who may use a pool."""
     if cfg.master.version_tuple < versions.WORKSPACE_NAMESPACES_SINCE:
         aux = next((p for p in cfg.resource_pools if p.name == cfg.aux_pool), rp)
         return list(dict.fromkeys([rp.namespace_name, aux.namespace_name]))
-    default = getattr(cfg, "default_task_namespace", cfg.namespace)
-    if rp.name in (cfg.compute_pool, cfg.aux_pool):
-        return list(dict.fromkeys([default, *names]))
-    return list(dict.fromkeys([default, rp.namespace_name]))
+    return list(cfg.task_namespaces)
 
 
 def queue_objects(cfg: StackConfig) -> list[dict[str, Any]]:

@@ -541,7 +541,9 @@ def test_on_0_35_and_later_a_pool_is_queued_in_every_namespace_of_the_workspaces
     master's default pools cannot be bound (api_resourcepool.go:214-232) and a pool bound to
     no workspace serves them all (db/postgres_rp_workspace_bindings.go:212); checkpoint GC of a
     deleted experiment runs in the default namespace with the experiment's pod spec
-    (api_experiment.go:389, pkg/tasks/task_gc.go:41-44)."""
+    (api_experiment.go:389, pkg/tasks/task_gc.go:41-44); an experiment moved to another
+    workspace keeps its pod spec and queue label (pkg/model/task_container_defaults.go:140-155,
+    internal/experiment/bulk_action.go:701): so every pool is queued in every task namespace."""
     cfg = queued_config(version)
     queues, selectors = local_queues(cfg)
     default = getattr(cfg, "default_task_namespace", cfg.namespace)
@@ -549,7 +551,7 @@ def test_on_0_35_and_later_a_pool_is_queued_in_every_namespace_of_the_workspaces
     assert queues == {
         "determined-a100": everywhere,  # the default compute pool: every workspace's
         "determined-aux": everywhere,  # the default aux pool: every workspace's
-        "determined-vision": sorted(["det-vision", default]),  # bound to workspace vision only
+        "determined-vision": everywhere,  # bound to workspace vision, yet moved experiments keep its label
     }
     for name, spaces in queues.items():
         assert sorted(selected(selectors[name])) == spaces
