@@ -30,6 +30,18 @@ class GpuFamily:
     gpus: dict[str, int]  # size -> GPUs per instance
 
 
+# The sizes of g5, g6 and g6e, and their GPUs (one each but 12xlarge and 24xlarge: 4, 48xlarge: 8).
+_G_SIZES = {
+    "xlarge": 1,
+    "2xlarge": 1,
+    "4xlarge": 1,
+    "8xlarge": 1,
+    "12xlarge": 4,
+    "16xlarge": 1,
+    "24xlarge": 4,
+    "48xlarge": 8,
+}
+
 FAMILIES: dict[str, GpuFamily] = {
     "p3": GpuFamily("nvidia-tesla-v100", {"2xlarge": 1, "8xlarge": 4, "16xlarge": 8}),
     "p3dn": GpuFamily("nvidia-tesla-v100", {"24xlarge": 8}),
@@ -46,43 +58,16 @@ FAMILIES: dict[str, GpuFamily] = {
     ),
     "g5": GpuFamily(
         "nvidia-a10g",
-        {
-            "xlarge": 1,
-            "2xlarge": 1,
-            "4xlarge": 1,
-            "8xlarge": 1,
-            "12xlarge": 4,
-            "16xlarge": 1,
-            "24xlarge": 4,
-            "48xlarge": 8,
-        },
+        _G_SIZES,
     ),
     "g6": GpuFamily(
         "nvidia-l4",
-        {
-            "xlarge": 1,
-            "2xlarge": 1,
-            "4xlarge": 1,
-            "8xlarge": 1,
-            "12xlarge": 4,
-            "16xlarge": 1,
-            "24xlarge": 4,
-            "48xlarge": 8,
-        },
+        _G_SIZES,
     ),
     "gr6": GpuFamily("nvidia-l4", {"4xlarge": 1, "8xlarge": 1}),
     "g6e": GpuFamily(
         "nvidia-l40s",
-        {
-            "xlarge": 1,
-            "2xlarge": 1,
-            "4xlarge": 1,
-            "8xlarge": 1,
-            "12xlarge": 4,
-            "16xlarge": 1,
-            "24xlarge": 4,
-            "48xlarge": 8,
-        },
+        _G_SIZES,
     ),
     # NVIDIA RTX PRO 6000 Blackwell Server Edition, as on GKE's G4; the 12xlarge has 2.
     "g7e": GpuFamily(
