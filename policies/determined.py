@@ -220,7 +220,8 @@ RULES: list[Rule] = [
         prod="mandatory",
         area="determined",
         stack=pool_namespaces_bound,
-        why="An unbound pool runs its tasks in the default namespace (the master's up to 0.34, the default task namespace on 0.35+), outside its quota and permissions.",
+        why="An unbound pool runs its tasks in the default namespace (the master's up to 0.34, the "
+        "default task namespace on 0.35+), outside its quota and permissions.",
     ),
     Rule(
         name="master-yaml-known-keys",
