@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import textwrap
+import time
 from pathlib import Path
 
 from conftest import ROOT
@@ -25,6 +26,17 @@ def write_pack(directory: Path, body: str) -> Path:
     )
     (directory / "__main__.py").write_text(HEAD + textwrap.dedent(body))
     return directory
+
+
+def ended(pids: list[int], within: float = 5.0) -> bool:
+    """Whether every process of `pids` has ended, waiting up to `within` seconds: a SIGKILL
+    is delivered and acted on asynchronously, later still on a loaded machine."""
+    deadline = time.monotonic() + within
+    while any(alive(pid) for pid in pids):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def alive(pid: int) -> bool:

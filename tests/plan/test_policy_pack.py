@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import ROOT
-from packs import alive, claims, write_pack
+from packs import alive, claims, ended, write_pack
 from pulumi.runtime.proto import analyzer_pb2
 
 from plan import analyzer, policy_check
@@ -159,7 +159,7 @@ def test_a_pack_that_writes_no_port_is_given_up_and_ended_with_its_children(tmp_
     with pytest.raises(PlanFailure, match="wrote no port within 2 s"):
         policy_check.run_pack(Deployment("s", RESOURCES), pack=pack)
     assert time.monotonic() - start < 10
-    assert len(_pids(pids)) == 2 and not any(alive(pid) for pid in _pids(pids))
+    assert len(_pids(pids)) == 2 and ended(_pids(pids))
 
 
 def test_a_pack_that_fails_to_start_says_why(tmp_path):
@@ -193,7 +193,7 @@ def test_a_stuck_pack_is_timed_out_and_ended(tmp_path, monkeypatch, pids):
     with pytest.raises(PlanFailure, match="did not answer Analyze within 2 s"):
         policy_check.run_pack(Deployment("s", RESOURCES), pack=pack)
     assert time.monotonic() - start < 15
-    assert not any(alive(pid) for pid in _pids(pids))
+    assert ended(_pids(pids))
 
 
 def test_a_pack_that_ignores_being_told_to_stop_is_killed(tmp_path, monkeypatch, pids):
@@ -208,7 +208,7 @@ def test_a_pack_that_ignores_being_told_to_stop_is_killed(tmp_path, monkeypatch,
         """,
     )
     assert policy_check.run_pack(Deployment("s", RESOURCES), pack=pack) == []
-    assert _pids(pids) and not alive(_pids(pids)[0])
+    assert _pids(pids) and ended(_pids(pids)[:1])
 
 
 def test_a_pack_that_writes_a_lot_does_not_block(tmp_path):
@@ -253,7 +253,7 @@ def test_a_plan_told_to_terminate_ends_its_pack(tmp_path, pids):
     plan.send_signal(signal.SIGTERM)
     _, stderr = plan.communicate(timeout=15)
     assert plan.returncode == 128 + signal.SIGTERM, stderr
-    assert not alive(_pids(pids)[0])
+    assert ended(_pids(pids)[:1])
 
 
 def test_the_readmes_publishable_pack_starts_with_every_rule(tmp_path):
