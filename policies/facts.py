@@ -297,6 +297,12 @@ def _taints(values: Any) -> tuple[Taint, ...]:
     )
 
 
+def _gke_arch_taints(machine_type: str) -> tuple[Taint, ...]:
+    """The taint GKE puts on Arm nodes itself, which the pool's inputs do not carry
+    (deploy/config/gke_machines.py ARM_FAMILIES, with its source)."""
+    return (Taint("kubernetes.io/arch", "arm64", "NoSchedule"),) if gke_machines.is_arm(machine_type) else ()
+
+
 def node_pool(resource: Any) -> NodePool | None:
     props = resource.props
     if resource.resource_type == GKE_NODE_POOL:
@@ -311,7 +317,7 @@ def node_pool(resource: Any) -> NodePool | None:
             spot=bool(config.get("spot") or config.get("preemptible")),
             min_nodes=whole(get(props, "autoscaling", "totalMinNodeCount", default=minimum)),
             labels=mapping(config.get("labels")),
-            taints=_taints(config.get("taints")),
+            taints=_taints(config.get("taints")) + _gke_arch_taints(str(config.get("machineType", ""))),
         )
     if resource.resource_type == EKS_NODE_GROUP:
         machines = tuple(str(m) for m in items(get(props, "instanceTypes")))

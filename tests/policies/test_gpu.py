@@ -246,6 +246,15 @@ def test_system_pool_untainted_refuses_only_gpu_and_tainted_pools():
     assert "'l4' (has GPUs, taint nvidia.com/gpu=present:NoSchedule)" in found[0]
 
 
+def test_system_pool_untainted_sees_the_taint_gke_puts_on_arm_nodes():
+    """GKE taints Arm nodes kubernetes.io/arch=arm64:NoSchedule itself: the pool's inputs do
+    not carry it, yet system pods without its toleration cannot run there."""
+    arm = gke_system_pool()
+    arm["nodeConfig"]["machineType"] = "t2a-standard-4"
+    found = check("system-pool-untainted", [resource(GKE_POOL, arm, "system")], GKE)
+    assert len(found) == 1 and "'system' (taint kubernetes.io/arch=arm64:NoSchedule)" in found[0]
+
+
 def test_system_pool_untainted_refuses_eks_with_gpu_groups_only():
     found = check("system-pool-untainted", [resource(EKS_GROUP, eks_group())], EKS)
     assert len(found) == 1 and "'l4' (has GPUs" in found[0]
