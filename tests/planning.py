@@ -69,6 +69,17 @@ def _planned(name: str, preview: bool) -> PlanResult:
     return plan_file(path, preview=preview)
 
 
+def grants(rules: list[dict[str, Any]]) -> set[tuple[str, str, str]]:
+    """(API group, resource, verb) of every right an RBAC role's rules give."""
+    return {
+        (group, resource, verb)
+        for rule in rules
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    }
+
+
 def of_type(result: PlanResult, type_suffix: str) -> list[dict[str, Any]]:
     return [r for r in result.resources if r["type"].endswith(type_suffix)]
 

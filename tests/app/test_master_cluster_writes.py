@@ -13,23 +13,13 @@ from pathlib import Path
 
 import pytest
 from conftest import make_config, raw_config
-from planning import plan_for
+from planning import grants, plan_for
 
 from deploy import defaults, versions
 from deploy.app import master
 from deploy.config import ConfigError, load_config
 
 SOURCE = Path(os.environ.get("DETERMINED_SOURCE", "/work/.mirror/determined-ai+determined/repo"))
-
-
-def grants(rules):
-    return {
-        (group, resource, verb)
-        for rule in rules
-        for group in rule["apiGroups"]
-        for resource in rule["resources"]
-        for verb in rule["verbs"]
-    }
 
 
 NODE_PATCH = ("", "nodes", "patch")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from conftest import make_config
+from planning import grants
 
 from deploy import defaults
 from deploy.app import database, master
@@ -12,16 +13,6 @@ from deploy.app import database, master
 
 def containers(obj):
     return obj["spec"]["template"]["spec"]["containers"]
-
-
-def grants(rules):
-    return {
-        (group, resource, verb)
-        for rule in rules
-        for group in rule["apiGroups"]
-        for resource in rule["resources"]
-        for verb in rule["verbs"]
-    }
 
 
 def test_cluster_wide_the_master_reads_nodes_and_where_needed_lists_jobs():
