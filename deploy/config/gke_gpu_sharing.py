@@ -97,6 +97,12 @@ def sharing_strategy(pool: NodePool) -> str | None:
     return gpu.sharing.strategy if gpu is not None and gpu.sharing else None
 
 
+def partitioned(pool: NodePool) -> bool:
+    """Whether the pool's GPUs are split into MIG partitions."""
+    gpu = _gke_gpu(pool)
+    return gpu is not None and gpu.partition_size is not None
+
+
 def devices_per_node(pool: NodePool) -> int:
     """The physical devices of a node of `pool`: its GPUs, or their partitions with MIG."""
     gpu = _gke_gpu(pool)
@@ -125,7 +131,6 @@ def gpus_per_container(pool: NodePool) -> int:
     strategy = sharing_strategy(pool)
     if strategy == "TIME_SHARING" or (strategy == "MPS" and devices_per_node(pool) > 1):
         return 1
-    gpu = _gke_gpu(pool)
-    if gpu is not None and gpu.partition_size is not None:
+    if partitioned(pool):
         return 1
     return exposed_gpus_per_node(pool)

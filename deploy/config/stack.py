@@ -805,9 +805,7 @@ def _shared_gpu_slots(cfg: StackConfig, add: Add) -> None:
     wanted = cfg.slots.max_slots_per_pod
     for node_pool in cfg.gpu_pools_in_use:
         strategy = gke_gpu_sharing.sharing_strategy(node_pool) or (
-            "MIG partitions: a CUDA process uses one"
-            if getattr(node_pool.gpu, "partition_size", None)
-            else None
+            "MIG partitions: a CUDA process uses one" if gke_gpu_sharing.partitioned(node_pool) else None
         )
         most = gke_gpu_sharing.gpus_per_container(node_pool)
         if strategy and wanted > most:
