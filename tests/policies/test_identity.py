@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
 
+from deploy.platform.eks import dns
 from tests.policies.support import args, check, ctx, master_config, resource, rule
 
 CLUSTER = "gcp:container/cluster:Cluster"
@@ -391,31 +392,8 @@ def test_bucket_grants_pass_over_a_policy_a_first_preview_does_not_know():
 # --- dns-grants-scoped --------------------------------------------------------------------------
 
 ZONE_ARN = "arn:aws:route53:::hostedzone/Z0123456789ABCDEFGHIJ"
-DNS_POLICY = {
-    "Version": "2012-10-17",
-    "Statement": [
-        {
-            "Sid": "ChallengeRecords",
-            "Effect": "Allow",
-            "Action": ["route53:ChangeResourceRecordSets"],
-            "Resource": [ZONE_ARN],
-            "Condition": {
-                "ForAllValues:StringEquals": {
-                    "route53:ChangeResourceRecordSetsRecordTypes": ["TXT"],
-                    "route53:ChangeResourceRecordSetsNormalizedRecordNames": [
-                        "_acme-challenge.det.example.org"
-                    ],
-                }
-            },
-        },
-        {
-            "Sid": "ChangeStatus",
-            "Effect": "Allow",
-            "Action": ["route53:GetChange"],
-            "Resource": "arn:aws:route53:::change/*",
-        },
-    ],
-}
+# What the program gives cert-manager's role (deploy/platform/eks/dns.py): the pack must pass it.
+DNS_POLICY = dns.zone_policy(["Z0123456789ABCDEFGHIJ"], [dns.challenge_record("det.example.org")])
 
 
 def test_dns_grants_pass_the_cert_manager_role_and_policies_without_route53_changes():
