@@ -13,6 +13,8 @@ pools' objects come up beside it; the workspace Job waits for all of them.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pulumi
 import pulumi_kubernetes as k8s
 
@@ -133,9 +135,11 @@ class Determined(pulumi.ComponentResource):
         self.database = database.Database(
             "database", cfg, cluster, depends_on=[*base, *self.resource_pools.shared], opts=child
         )
+        # What the last update left (read once: the upgrade dump and the binding Job use it).
+        previous = database_backup.previous_outputs()
         # Dumps before an upgrade and the Helm chart's records: the master waits for them. A
         # stack's first update has no records to dump (database_backup.upgrade_dump).
-        upgrade = database_backup.upgrade_dump(cfg, database_backup.previous_outputs())
+        upgrade = database_backup.upgrade_dump(cfg, previous)
         self.backups = database_backup.DatabaseBackups(
             "database-backups",
             cfg,
@@ -173,7 +177,7 @@ class Determined(pulumi.ComponentResource):
         # database.restore: the master is at 0 replicas first.
         self.backups.restore_after(self.master.deployment)
         if workspaces.needed(cfg):
-            self._bind_workspaces(cfg, child)
+            self._bind_workspaces(cfg, previous, child)
         # Read back by the next update (database_backup.upgrade_dump): the version that ran,
         # once its master is ready, and the dump Job made for it.
         self.outputs: dict[str, pulumi.Input] = {
@@ -224,7 +228,9 @@ class Determined(pulumi.ComponentResource):
         for obj in exposure.objects(cfg, class_name, issuer):
             kube.register(obj, after(*ready))
 
-    def _bind_workspaces(self, cfg: StackConfig, child: pulumi.ResourceOptions) -> None:
+    def _bind_workspaces(
+        self, cfg: StackConfig, previous: dict[str, Any] | None, child: pulumi.ResourceOptions
+    ) -> None:
         """0.35+: the Job that binds each pool's workspace to its namespace, through the
         master's API, once the master runs and the namespaces exist; a new mapping, a new Job."""
         in_namespace = pulumi.ResourceOptions.merge(
@@ -239,7 +245,7 @@ class Determined(pulumi.ComponentResource):
             workspaces.PASSWORD_SECRET,
             workspaces.PASSWORD_KEY,
             workspaces.mapping_hash(entries),
-            database_backup.previous_outputs(),
+            previous,
         )
         kube.register(
             job,

@@ -653,6 +653,17 @@ def test_the_plan_reads_the_stacks_outputs_with_pulumis_builtin_function():
     assert answer == {"name": "o/p/s", "outputs": {}, "secretOutputNames": []}
 
 
+def test_a_plan_reads_the_stacks_previous_outputs_once(monkeypatch):
+    """The upgrade dump and the workspace-binding Job (0.35+) both use them: one read."""
+    calls = []
+    read = mocks.INVOKES[database_backup.READ_STACK_OUTPUTS]
+    monkeypatch.setitem(
+        mocks.INVOKES, database_backup.READ_STACK_OUTPUTS, lambda req: calls.append(req) or read(req)
+    )
+    plan_for(raw_config(master={"version": "0.38.1"}))
+    assert len(calls) == 1
+
+
 def test_without_dumps_before_upgrades_the_master_waits_for_none():
     result = plan_for(raw_config(database={"backup": {"beforeUpgrade": False}}))
     assert not [j for j in by_kind(result, "Job") if j["metadata"]["name"].startswith("determined-db-backup")]
