@@ -684,8 +684,13 @@ RESOURCES: dict[str, ResourceModel] = {
     "gcp:sql/user:User": ResourceModel(create=lambda req: {"sqlServerUserDetails": []}),
     "aws:eks/cluster:Cluster": ResourceModel(create=_eks_cluster, autoname="name"),
     "aws:eks/nodeGroup:NodeGroup": ResourceModel(create=_eks_node_group, autoname="nodeGroupName"),
-    "aws:s3/bucketV2:BucketV2": ResourceModel(create=_s3_bucket, autoname="bucket"),
-    "aws:s3/bucket:Bucket": ResourceModel(create=_s3_bucket, autoname="bucket"),
+    # The provider's ID of a bucket is its name (what BucketPolicy & co. take as `bucket`).
+    "aws:s3/bucketV2:BucketV2": ResourceModel(
+        create=_s3_bucket, autoname="bucket", ident=lambda req: req.inputs["bucket"]
+    ),
+    "aws:s3/bucket:Bucket": ResourceModel(
+        create=_s3_bucket, autoname="bucket", ident=lambda req: req.inputs["bucket"]
+    ),
     "aws:rds/instance:Instance": ResourceModel(create=_rds_instance, autoname="identifier"),
     "aws:iam/role:Role": ResourceModel(
         create=_iam_role, autoname="name", ident=lambda req: req.inputs["name"]

@@ -60,6 +60,14 @@ def test_kubernetes_objects_get_what_the_api_server_sets():
     assert outputs["status"] == {"phase": "Active"}
 
 
+@pytest.mark.parametrize("typ", ["aws:s3/bucket:Bucket", "aws:s3/bucketV2:BucketV2"])
+def test_an_s3_buckets_id_is_its_name(typ):
+    # As the AWS provider answers: the bucket's policy, ownership and encryption resources
+    # take `bucket=bucket.id` and must name the bucket, not a made-up ID.
+    (ident, _), _ = new(typ, "checkpoints", {"bucket": "team-checkpoints"})
+    assert ident == "team-checkpoints"
+
+
 def test_a_cluster_ip_service_gets_an_address_and_keeps_its_ports():
     spec = {"type": "ClusterIP", "ports": [{"name": "http", "port": 8080}]}
     inputs = {
