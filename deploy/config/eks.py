@@ -5,6 +5,7 @@ API endpoint fenced in prod, and a coherent VPC section."""
 
 from __future__ import annotations
 
+import ipaddress
 import re
 import unicodedata
 from collections.abc import Callable
@@ -366,6 +367,45 @@ def _endpoint_problems(cfg: EksStack, add: Add) -> None:
         add(f"{at}.publicAccessCidrs", "only with publicAccess true")
 
 
+# A created VPC's subnets, carved from `cluster.vpc.cidr`: private subnets get most of the
+# space (pods take VPC addresses with the VPC CNI).
+PRIVATE_PREFIX = 19
+PUBLIC_PREFIX = 22
+# "The allowed block size is between a /28 netmask and /16 netmask"; a VPC's primary range is
+# IPv4 (IPv6 blocks are added to it). Source: Amazon VPC user guide, "VPC CIDR blocks",
+# https://docs.aws.amazon.com/vpc/latest/userguide/vpc-cidr-blocks.html (read 2026-11-25).
+VPC_LARGEST_PREFIX = 16
+
+
+def subnet_cidrs(vpc_cidr: str, zones: int) -> tuple[list[str], list[str]]:
+    """(private, public) CIDRs, one of each per zone, carved from the VPC's range: the
+    private /19s first, the public /22s after them. Fewer than `zones` of either when the
+    range is too small (the config refuses it)."""
+    network = ipaddress.ip_network(vpc_cidr)
+    if network.version != 4 or network.prefixlen > PRIVATE_PREFIX:
+        return [], []
+    private = list(network.subnets(new_prefix=PRIVATE_PREFIX))[:zones]
+    rest = list(network.subnets(new_prefix=PUBLIC_PREFIX))
+    taken = [s for s in rest if any(s.subnet_of(p) for p in private)]
+    public = [s for s in rest if s not in taken][:zones]
+    return [str(s) for s in private], [str(s) for s in public]
+
+
+def _vpc_cidr_problem(cidr: str, zones: int) -> str | None:
+    network = ipaddress.ip_network(cidr)
+    if network.version != 4:
+        return "must be an IPv4 range (a VPC's primary range is IPv4)"
+    if network.prefixlen < VPC_LARGEST_PREFIX:
+        return f"is larger than AWS allows for a VPC (/{VPC_LARGEST_PREFIX} at most)"
+    private, public = subnet_cidrs(cidr, zones)
+    if len(private) < zones or len(public) < zones:
+        return (
+            f"too small for {zones} zones: each takes a private /{PRIVATE_PREFIX} and a public "
+            f"/{PUBLIC_PREFIX} (a /{VPC_LARGEST_PREFIX} or /17 fits up to 7 or 3 zones)"
+        )
+    return None
+
+
 def _vpc_problems(cfg: EksStack, add: Add) -> None:
     vpc = cfg.cluster.vpc
     at = "cluster.vpc"
@@ -383,6 +423,9 @@ def _vpc_problems(cfg: EksStack, add: Add) -> None:
         wanted = 3 if cfg.environment == "prod" else 2
         if zones and zones < wanted:
             add("cluster.zones", f"at least {wanted} availability zones in {cfg.environment}")
+        problem = _vpc_cidr_problem(vpc.cidr, zones or wanted)
+        if problem:
+            add(f"{at}.cidr", problem)
 
 
 def _taint_problems(i: int, pool: EksNodePool, add: Add) -> None:

@@ -8,17 +8,13 @@ the private ones.
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass
 
 import pulumi
 import pulumi_aws as aws
 
 from deploy.config import EksStack
-
-# Private subnets get most of the space (pods take VPC addresses with the VPC CNI).
-PRIVATE_PREFIX = 19
-PUBLIC_PREFIX = 22
+from deploy.config.eks import subnet_cidrs
 
 # Zones a created VPC may take when cluster.zones is not given: the region's Availability
 # Zones (not Local or Wavelength Zones) where EKS takes cluster subnets.
@@ -51,17 +47,6 @@ class Network:
 
 def zone_count(cfg: EksStack) -> int:
     return len(cfg.cluster.zones) or (3 if cfg.environment == "prod" else 2)
-
-
-def subnet_cidrs(vpc_cidr: str, zones: int) -> tuple[list[str], list[str]]:
-    """(private, public) CIDRs, one of each per zone, carved from the VPC's range: the
-    private /19s first, the public /22s after them."""
-    network = ipaddress.ip_network(vpc_cidr)
-    private = list(network.subnets(new_prefix=PRIVATE_PREFIX))[:zones]
-    rest = list(network.subnets(new_prefix=PUBLIC_PREFIX))
-    taken = [s for s in rest if any(s.subnet_of(p) for p in private)]
-    public = [s for s in rest if s not in taken][:zones]
-    return [str(s) for s in private], [str(s) for s in public]
 
 
 def subnet_tags(cluster: str, public: bool) -> dict[str, str]:
