@@ -46,6 +46,108 @@ EKS_MAX_TAINTS = 50
 AWS_TAG_KEY_MAX = 128
 AWS_TAG_VALUE_MAX = 256
 AWS_MAX_TAGS = 50
+AWS_RESERVED_PREFIX = "aws:"  # in any case
+
+# Node label keys in domains Kubernetes and the clouds keep for themselves (a domain covers
+# its subdomains: node-role.kubernetes.io is under kubernetes.io).
+# - The kubelet refuses to start when --node-labels holds a key under kubernetes.io or k8s.io
+#   other than KUBELET_LABELS or those under KUBELET_LABEL_NAMESPACES (ValidateKubeletFlags and
+#   isKubernetesLabel, kubernetes cmd/kubelet/app/options/options.go; IsKubeletLabel,
+#   k8s.io/kubelet pkg/apis/well_known_labels.go at v0.34.0 with the keys of k8s.io/api
+#   core/v1/well_known_labels.go at v0.34.0; read 2026-11): the pool's nodes never join.
+KUBELET_SOURCE = (
+    "https://github.com/kubernetes/kubelet/blob/v0.34.0/pkg/apis/well_known_labels.go and "
+    "kubernetes cmd/kubelet/app/options/options.go ValidateKubeletFlags (read 2026-11)"
+)
+KUBERNETES_LABEL_DOMAINS = ("kubernetes.io", "k8s.io")
+KUBELET_LABELS = frozenset(
+    {
+        "kubernetes.io/hostname",
+        "topology.kubernetes.io/zone",
+        "topology.kubernetes.io/region",
+        "failure-domain.beta.kubernetes.io/zone",
+        "failure-domain.beta.kubernetes.io/region",
+        "beta.kubernetes.io/instance-type",
+        "node.kubernetes.io/instance-type",
+        "kubernetes.io/os",
+        "kubernetes.io/arch",
+        "beta.kubernetes.io/os",
+        "beta.kubernetes.io/arch",
+    }
+)
+KUBELET_LABEL_NAMESPACES = ("kubelet.kubernetes.io", "node.kubernetes.io")
+# - GKE refuses node labels under kubernetes.io and k8s.io ("The kubernetes.io/ and k8s.io/
+#   prefixes are reserved by Kubernetes Core components and cannot be specified",
+#   terraform-provider-google container_cluster node_config.labels; the API's answer to
+#   node-role.kubernetes.io/...: "Applying kubernetes label is not allowed",
+#   https://github.com/bitpoke/stack/issues/86) and under cloud.google.com ("Node labels with
+#   key "cloud.google.com/compute-class" are managed by GKE or Kubernetes and must not be
+#   manually specified", https://github.com/hashicorp/terraform-provider-google/pull/19677).
+GKE_NODE_LABELS_SOURCE = (
+    "https://registry.terraform.io/providers/hashicorp/google/latest/docs/resources/container_cluster "
+    "(node_config.labels), hashicorp/terraform-provider-google#19677, bitpoke/stack#86 (read 2026-11)"
+)
+GKE_RESERVED_LABEL_DOMAINS = ("kubernetes.io", "k8s.io", "cloud.google.com")
+# - EKS refuses node group labels under them and eks.amazonaws.com: "Label cannot contain
+#   reserved prefixes [kubernetes.io/, k8s.io/, eks.amazonaws.com/]" (InvalidParameterException,
+#   https://github.com/eksctl-io/eksctl/issues/4007;
+#   https://github.com/kubernetes/cloud-provider-aws/issues/242).
+EKS_NODE_LABELS_SOURCE = (
+    "https://github.com/eksctl-io/eksctl/issues/4007, "
+    "https://github.com/kubernetes/cloud-provider-aws/issues/242 (read 2026-11)"
+)
+EKS_RESERVED_LABEL_DOMAINS = ("kubernetes.io", "k8s.io", "eks.amazonaws.com")
+# - and node group taints the same: "Taint cannot contain reserved prefixes [kubernetes.io/,
+#   k8s.io/, eks.amazonaws.com/]" (https://github.com/aws/containers-roadmap/issues/1451, read
+#   2026-11-25).
+EKS_TAINTS_SOURCE = "https://github.com/aws/containers-roadmap/issues/1451 (read 2026-11-25)"
+RESERVED_LABEL_DOMAINS = {"gke": GKE_RESERVED_LABEL_DOMAINS, "eks": EKS_RESERVED_LABEL_DOMAINS}
+
+
+def _in_domain(prefix: str, domain: str) -> bool:
+    return prefix == domain or prefix.endswith("." + domain)
+
+
+def kubelet_refuses(key: str) -> bool:
+    """Whether the kubelet refuses `key` in --node-labels (KUBELET_SOURCE)."""
+    prefix = key.partition("/")[0] if "/" in key else ""
+    if not any(_in_domain(prefix, d) for d in KUBERNETES_LABEL_DOMAINS):
+        return False
+    allowed = key in KUBELET_LABELS or any(_in_domain(prefix, d) for d in KUBELET_LABEL_NAMESPACES)
+    return not allowed
+
+
+def reserved_label_domain(key: str, cloud: str) -> str | None:
+    """The domain of `cloud`'s reserved ones (RESERVED_LABEL_DOMAINS) that a node label key
+    is under, or None."""
+    prefix = key.partition("/")[0] if "/" in key else ""
+    return next((d for d in RESERVED_LABEL_DOMAINS[cloud] if _in_domain(prefix, d)), None)
+
+
+def eks_taint_key_problem(key: str) -> str | None:
+    """Why EKS would refuse `key` as a node group taint's key (EKS_TAINTS_SOURCE), or None."""
+    domain = reserved_label_domain(key, "eks")
+    return f"EKS refuses node group taints under {domain}, which it keeps for itself" if domain else None
+
+
+def node_label_key_problem(key: str, cloud: str) -> str | None:
+    """Why `cloud` (gke, eks) or the kubelet would refuse `key` as a node label, or None."""
+    domain = reserved_label_domain(key, cloud)
+    if domain is not None:
+        name = {"gke": "GKE", "eks": "EKS"}[cloud]
+        kubelet = " (and the kubelet would not start with it)" if kubelet_refuses(key) else ""
+        return f"{name} refuses node labels under {domain}, which it keeps for itself{kubelet}"
+    if kubelet_refuses(key):
+        return "the kubelet refuses node labels under kubernetes.io and k8s.io but its own"
+    return None
+
+
+def _node_labels_problems(cloud: str) -> Callable[[dict[str, str]], list[str]]:
+    def check(labels: dict[str, str]) -> list[str]:
+        return [f"label key {key!r}: {p}" for key in labels if (p := node_label_key_problem(key, cloud))]
+
+    return check
+
 
 # Enum values as the provider APIs spell them (pulumi-gcp / pulumi-aws schemas in .venv).
 NODE_TAINT_EFFECTS = {"NO_SCHEDULE", "PREFER_NO_SCHEDULE", "NO_EXECUTE"}
@@ -70,13 +172,26 @@ def k8s_label_value_problem(value: str) -> str | None:
     return None
 
 
+def gcp_label_problem(key: str, value: str) -> str | None:
+    """Why Google Cloud would refuse one label (GCP_LABELS_SOURCE), or None."""
+    if not GCP_LABEL_KEY.fullmatch(key):
+        return (
+            f"label key {key!r} is not a Google Cloud label key (lower-case letters, digits, '_' and '-', "
+            "starting with a letter, at most 63 characters)"
+        )
+    if not GCP_LABEL_VALUE.fullmatch(value):
+        return (
+            f"label value of {key!r} is not a Google Cloud label value (lower-case letters, digits, '_' "
+            "and '-', at most 63 characters)"
+        )
+    return None
+
+
 def gcp_labels_problems(labels: dict[str, str]) -> list[str]:
     found = [] if len(labels) <= GCP_MAX_LABELS else [f"{len(labels)} labels; at most {GCP_MAX_LABELS}"]
     for key, value in labels.items():
-        if not GCP_LABEL_KEY.fullmatch(key):
-            found.append(f"label key {key!r} is not a Google Cloud label key")
-        if not GCP_LABEL_VALUE.fullmatch(str(value)):
-            found.append(f"label value {value!r} of {key!r} is not a Google Cloud label value")
+        if problem := gcp_label_problem(key, str(value)):
+            found.append(problem)
     return found
 
 
@@ -106,6 +221,9 @@ def _taints_problems(taints: list[dict[str, Any]], eks: bool) -> list[str]:
         found += [p for p in (k8s_label_key_problem(key), k8s_label_value_problem(value)) if p]
         if eks and len(key) > EKS_LABEL_MAX:
             found.append(f"taint key {key!r} has {len(key)} characters; EKS takes at most {EKS_LABEL_MAX}")
+        reserved = eks_taint_key_problem(key) if eks else None
+        if reserved:
+            found.append(f"taint key {key!r}: {reserved}")
         if effect not in NODE_TAINT_EFFECTS:
             found.append(f"taint effect {effect!r} is not one of {sorted(NODE_TAINT_EFFECTS)}")
     return found
@@ -126,7 +244,7 @@ def aws_tag_problems(key: str, value: str) -> list[str]:
         found.append(
             f"tag value of {key!r} has {len(value)} characters; AWS takes at most {AWS_TAG_VALUE_MAX}"
         )
-    if key.lower().startswith("aws:"):
+    if key.lower().startswith(AWS_RESERVED_PREFIX):
         found.append(f"tag key {key!r}: the prefix 'aws:' is reserved")
     return found
 
@@ -160,6 +278,12 @@ LIMITS: tuple[Limit, ...] = (
     Limit("gcp:container/nodePool:NodePool", "nodeConfig.labels", _k8s_labels_problems, K8S_LABELS_SOURCE),
     Limit(
         "gcp:container/nodePool:NodePool",
+        "nodeConfig.labels",
+        _node_labels_problems("gke"),
+        GKE_NODE_LABELS_SOURCE,
+    ),
+    Limit(
+        "gcp:container/nodePool:NodePool",
         "nodeConfig.taints",
         lambda t: _taints_problems(t, eks=False),
         K8S_LABELS_SOURCE,
@@ -183,6 +307,7 @@ LIMITS: tuple[Limit, ...] = (
         "pulumi-gcp NodePoolNodeConfigGuestAcceleratorGpuSharingConfig",
     ),
     Limit("aws:eks/nodeGroup:NodeGroup", "labels", eks_labels_problems, EKS_LABELS_SOURCE),
+    Limit("aws:eks/nodeGroup:NodeGroup", "labels", _node_labels_problems("eks"), EKS_NODE_LABELS_SOURCE),
     Limit(
         "aws:eks/nodeGroup:NodeGroup", "taints", lambda t: _taints_problems(t, eks=True), EKS_LABELS_SOURCE
     ),

@@ -28,6 +28,7 @@ from deploy.config.syntax import (
     control_character,
     pattern_check,
     shown,
+    text_problem,
     whole_number,
 )
 
@@ -72,6 +73,14 @@ def _gcs_bucket(value: str) -> str:
     return value
 
 
+def _one_line_secret(value: SecretStr | None) -> SecretStr | None:
+    # Keys and tokens are one line: a trailing newline (a key piped from a file) would be sent
+    # as part of it. The message never repeats the value.
+    if value is not None and (message := text_problem(value.get_secret_value())):
+        raise ValueError(message)
+    return value
+
+
 S3Bucket = Annotated[str, AfterValidator(_s3_bucket)]
 GcsBucket = Annotated[str, AfterValidator(_gcs_bucket)]
 
@@ -80,8 +89,8 @@ def _prefix(value: str) -> str:
     # As the master checks it (expconf validateStoragePrefix): it refuses to start otherwise.
     if value == ".." or value.startswith("../") or value.endswith("/..") or "/../" in value:
         raise ValueError("must not contain '..' as a path part (the master refuses such a prefix)")
-    if control_character(value):
-        raise ValueError("must be one line (no newline or other control character)")
+    if message := text_problem(value):
+        raise ValueError(message)
     return value
 
 
@@ -123,7 +132,7 @@ _NODE_TREES = (
 
 def _host_path(value: str) -> str:
     example = "example: /tmp/determined-checkpoints"
-    if not value.startswith("/") or posixpath.normpath(value) != value or control_character(value):
+    if not value.startswith("/") or posixpath.normpath(value) != value or text_problem(value):
         raise ValueError(
             f"{shown(value)} is not a normalised absolute path (one line; no '.', '..', '//' or trailing "
             f"'/'; {example})"
@@ -158,6 +167,8 @@ class S3Storage(Retention):
     endpoint_url: HttpUrl | None = None  # S3-compatible stores (MinIO)
     access_key: Secret | None = None
     secret_key: Secret | None = None
+
+    _one_line_keys = field_validator("access_key", "secret_key")(lambda value: _one_line_secret(value))
 
 
 class GcsStorage(Retention):
@@ -202,6 +213,8 @@ class AzureStorage(Retention):
     # https://<account>.blob.core.windows.net (http:// for an emulator such as Azurite)
     account_url: HttpUrl | None = None
     credential: Secret | None = None
+
+    _one_line_credential = field_validator("credential")(lambda value: _one_line_secret(value))
 
     @field_validator("connection_string")
     @classmethod
@@ -248,7 +261,7 @@ _IMAGE_DIRS = ("/bin", "/boot", "/lib", "/lib64", "/opt", "/root", "/sbin", "/us
 def _container_path(value: str) -> str:
     example = f"example: {DEFAULT_CONTAINER_PATH}"
     normal = posixpath.normpath(value)
-    if not value.startswith("/") or normal != value or value.startswith("//") or control_character(value):
+    if not value.startswith("/") or normal != value or value.startswith("//") or text_problem(value):
         raise ValueError(
             f"{shown(value)} is not a normalised absolute path (one line; no '.', '..', '//' or trailing "
             f"'/'; {example})"

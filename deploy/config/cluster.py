@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field
 
+from deploy import cloud_limits
 from deploy.config.base import ConfigModel
-from deploy.config.syntax import Cidr, DnsLabel, Flag, KubernetesMinor, NonEmpty, pattern_check
+from deploy.config.syntax import (
+    Cidr,
+    DnsLabel,
+    Flag,
+    KubernetesMinor,
+    NonEmpty,
+    each_entry,
+    pattern_check,
+    text_problem,
+)
 
 SubnetId = Annotated[str, AfterValidator(pattern_check(r"subnet-[0-9a-f]{8,17}", "a subnet ID (subnet-...)"))]
 IamPrincipalArn = Annotated[
@@ -22,20 +31,56 @@ IamPrincipalArn = Annotated[
 ]
 
 
-def _gcp_labels(labels: dict[str, str]) -> dict[str, str]:
-    # Google Cloud resource labels: lower case, at most 63 characters, keys start with a letter.
-    for key, value in labels.items():
-        if not re.fullmatch(r"[a-z][a-z0-9_-]{0,62}", key):
-            raise ValueError(
-                f"tag key {key!r} is not a Google Cloud label key (lower-case letters, digits, '_' and '-', "
-                "starting with a letter, at most 63 characters)"
-            )
-        if not re.fullmatch(r"[a-z0-9_-]{0,63}", value):
-            raise ValueError(
-                f"tag value for {key!r} is not a Google Cloud label value (lower-case letters, digits, "
-                "'_' and '-', at most 63 characters)"
-            )
+def _gcp_label(key: str, value: str) -> str | None:
+    message = cloud_limits.gcp_label_problem(key, value)
+    return message and message.replace("label", "tag", 1)
+
+
+def _gcp_label_count(labels: dict[str, str]) -> dict[str, str]:
+    if len(labels) > cloud_limits.GCP_MAX_LABELS:
+        raise ValueError(
+            f"{len(labels)} tags; Google Cloud takes at most {cloud_limits.GCP_MAX_LABELS} labels on a "
+            "resource (the cluster, node pools, bucket and database carry these)"
+        )
     return labels
+
+
+# Google Cloud resource labels (deploy/cloud_limits.py, with its source), every bad one on its
+# own line.
+GcpLabels = Annotated[
+    dict[str, str], AfterValidator(each_entry(_gcp_label)), AfterValidator(_gcp_label_count)
+]
+
+
+def _aws_tag(key: str, value: str) -> str | None:
+    """What AWS refuses of one tag whatever the resource (deploy/cloud_limits.py): eks.py adds
+    the rules of the Auto Scaling groups and RDS."""
+    if not value:
+        return "must not be empty"
+    if message := text_problem(value):
+        return message
+    if key.lower().startswith(cloud_limits.AWS_RESERVED_PREFIX) or value.lower().startswith(
+        cloud_limits.AWS_RESERVED_PREFIX
+    ):
+        return "the 'aws:' prefix (in any case) is AWS's own; AWS refuses tags that start with it"
+    if len(key) > cloud_limits.AWS_TAG_KEY_MAX:
+        return f"AWS tag keys take at most {cloud_limits.AWS_TAG_KEY_MAX} characters; this one has {len(key)}"
+    if len(value) > cloud_limits.AWS_TAG_VALUE_MAX:
+        most = cloud_limits.AWS_TAG_VALUE_MAX
+        return f"AWS tag values take at most {most} characters; this one has {len(value)}"
+    return None
+
+
+def _aws_tag_count(tags: dict[str, str]) -> dict[str, str]:
+    if len(tags) > cloud_limits.AWS_MAX_TAGS:
+        raise ValueError(
+            f"{len(tags)} tags; AWS takes at most {cloud_limits.AWS_MAX_TAGS} on a resource (the cluster, "
+            "node groups, bucket and database carry these)"
+        )
+    return tags
+
+
+AwsTags = Annotated[dict[str, str], AfterValidator(each_entry(_aws_tag)), AfterValidator(_aws_tag_count)]
 
 
 class ClusterConfig(ConfigModel):
@@ -68,11 +113,12 @@ GcpZone = Annotated[
     ),
 ]
 # A project ID (6 to 30 characters for new projects), optionally domain-scoped (example.com:id).
+_GCE_PROJECT = r"([a-z][-a-z0-9.]*[a-z0-9]:)?[a-z]([-a-z0-9]{0,28}[a-z0-9])?"
 GcpProject = Annotated[
     str,
     AfterValidator(
         pattern_check(
-            r"([a-z][-a-z0-9.]*[a-z0-9]:)?[a-z]([-a-z0-9]{0,28}[a-z0-9])?",
+            _GCE_PROJECT,
             "a Google Cloud project ID (lower-case letters, digits and '-', starting with a letter; "
             "example: my-project-123)",
         )
@@ -90,16 +136,53 @@ AwsZone = Annotated[
 ]
 
 
+# Compute Engine resource names (networks, subnetworks, secondary ranges): 1-63 characters,
+# lower-case letters, digits and '-', starting with a letter and not ending with '-'. Source:
+# https://cloud.google.com/compute/docs/naming-resources#resource-name-format (read 2026-11).
+_GCE_NAME = r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?"
+GceName = Annotated[
+    str,
+    AfterValidator(
+        pattern_check(
+            _GCE_NAME,
+            "a Compute Engine name (lower-case letters, digits and '-', starting with a letter, at most 63 "
+            "characters)",
+        )
+    ),
+]
+# A network or subnetwork by name, or by path (projects/<project>/global/networks/<name>,
+# projects/<project>/regions/<region>/subnetworks/<name>), as the GKE API takes them.
+NetworkName = Annotated[
+    str,
+    AfterValidator(
+        pattern_check(
+            rf"(projects/{_GCE_PROJECT}/global/networks/)?{_GCE_NAME}",
+            "a network name or path (example: my-vpc, projects/host-project/global/networks/my-vpc)",
+        )
+    ),
+]
+SubnetworkName = Annotated[
+    str,
+    AfterValidator(
+        pattern_check(
+            rf"(projects/{_GCE_PROJECT}/regions/[a-z]+-[a-z]+[0-9]+/subnetworks/)?{_GCE_NAME}",
+            "a subnetwork name or path (example: gke-nodes, "
+            "projects/host-project/regions/us-central1/subnetworks/gke-nodes)",
+        )
+    ),
+]
+
+
 class GkeNetwork(ConfigModel):
     """The cluster's VPC: created (CIDRs below) or an existing one named here."""
 
     # Existing network and subnetwork (both, or neither: then they are created).
-    name: NonEmpty | None = None
-    subnetwork: NonEmpty | None = None
+    name: NetworkName | None = None
+    subnetwork: SubnetworkName | None = None
     # Secondary ranges of the existing subnetwork for pods and services (optional: GKE
     # adds ranges of its own when absent).
-    pods_range: NonEmpty | None = None
-    services_range: NonEmpty | None = None
+    pods_range: GceName | None = None
+    services_range: GceName | None = None
     # Ranges of a created network.
     nodes_cidr: Cidr = "10.10.0.0/20"
     pods_cidr: Cidr = "10.32.0.0/14"
@@ -121,7 +204,7 @@ class GkeCluster(CloudCluster):
     # Who may reach the control plane (empty: any address, with Google authentication).
     authorized_networks: list[Cidr] = Field(default_factory=list)
     # Labels on the cluster, bucket and database.
-    tags: Annotated[dict[str, str], AfterValidator(_gcp_labels)] = Field(default_factory=dict)
+    tags: GcpLabels = Field(default_factory=dict)
 
 
 class EksVpc(ConfigModel):
@@ -156,4 +239,4 @@ class EksCluster(CloudCluster):
     endpoint: EksEndpoint = Field(default_factory=EksEndpoint)
     # IAM roles or users given cluster-admin access entries (besides the deploying identity).
     admin_arns: list[IamPrincipalArn] = Field(default_factory=list)
-    tags: dict[str, NonEmpty] = Field(default_factory=dict)
+    tags: AwsTags = Field(default_factory=dict)

@@ -12,11 +12,11 @@ from collections.abc import Callable
 from datetime import date
 from typing import TYPE_CHECKING
 
-from deploy import versions
+from deploy import cloud_limits, versions
 from deploy.config import eks_instances
 from deploy.config.database import ManagedDatabase
 from deploy.config.node_pools import EksNodePool, gpu_names
-from deploy.config.syntax import shown
+from deploy.config.syntax import entry_at, shown
 
 if TYPE_CHECKING:
     from deploy.config.stack import EksStack
@@ -40,9 +40,9 @@ ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
 # (key 1-63, value 0-63; https://docs.aws.amazon.com/eks/latest/APIReference/API_Taint.html),
 # read 2026-11-25 and checked against the service model (botocore eks 2017-11-01: labelKey,
 # labelValue, taintKey, taintValue). Kubernetes allows prefixed keys up to 253+1+63.
-EKS_LABEL_KEY_MAX = 63
-EKS_LABEL_VALUE_MAX = 63
-EKS_TAINT_KEY_MAX = 63
+EKS_LABEL_KEY_MAX = cloud_limits.EKS_LABEL_MAX
+EKS_LABEL_VALUE_MAX = cloud_limits.EKS_LABEL_MAX
+EKS_TAINT_KEY_MAX = cloud_limits.EKS_LABEL_MAX
 
 # Auto Scaling group tags (the node-template tags, and cluster.tags, which the stack puts on
 # each group's Auto Scaling group so that they reach its instances). Source: Amazon EC2 Auto
@@ -50,9 +50,9 @@ EKS_TAINT_KEY_MAX = 63
 # https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_Tag.html (read 2026-11-25; also
 # the service model, botocore autoscaling 2011-01-01 TagKey/TagValue). The `aws:` prefix is
 # AWS's own (EKS API reference, CreateCluster `tags`).
-ASG_TAG_KEY_MAX = 128
-ASG_TAG_VALUE_MAX = 256
-RESERVED_TAG_PREFIX = "aws:"
+ASG_TAG_KEY_MAX = cloud_limits.AWS_TAG_KEY_MAX
+ASG_TAG_VALUE_MAX = cloud_limits.AWS_TAG_VALUE_MAX
+RESERVED_TAG_PREFIX = cloud_limits.AWS_RESERVED_PREFIX
 
 # Tags per Auto Scaling group: "The maximum number of tags per resource is 50" (EC2 Auto
 # Scaling user guide, "Tag Auto Scaling groups and instances", Tag naming and usage
@@ -67,7 +67,7 @@ RESERVED_TAG_PREFIX = "aws:"
 # (eks:cluster-name, eks:nodegroup-name, kubernetes.io/cluster/<cluster>, as EKS sets them on
 # the group's Auto Scaling group). AWS's own `aws:` tags do not count ("This specific tag
 # doesn't count towards the 50 tags limit", EKS user guide, "Tag your Amazon EKS resources").
-ASG_TAGS_MAX = 50
+ASG_TAGS_MAX = cloud_limits.AWS_MAX_TAGS
 EKS_ASG_TAGS = (
     "eks:cluster-name",
     "eks:nodegroup-name",
@@ -304,34 +304,30 @@ def asg_tags(cfg: EksStack, pool: EksNodePool) -> int:
 
 def _tag_problems(cfg: EksStack, add: Add) -> None:
     """cluster.tags also go on every node group's Auto Scaling group (and so its instances),
-    the bucket, RDS and the rest."""
+    the bucket, RDS and the rest. (What AWS refuses of any tag, the 'aws:' prefix and the
+    lengths, the section refuses itself: deploy/config/cluster.py AwsTags.)"""
     managed = isinstance(cfg.database, ManagedDatabase)
     for key, value in cfg.cluster.tags.items():
-        at = f"cluster.tags.{key}"
-        if key.lower().startswith(RESERVED_TAG_PREFIX) or value.lower().startswith(RESERVED_TAG_PREFIX):
-            add(at, f"the {RESERVED_TAG_PREFIX!r} prefix is AWS's own; AWS refuses tags that start with it")
-        elif managed and (
+        at, named = entry_at("cluster.tags", key)
+        if managed and (
             key.lower().startswith(RDS_RESERVED_TAG_PREFIX)
             or value.lower().startswith(RDS_RESERVED_TAG_PREFIX)
         ):
             add(
                 at,
-                f"the {RDS_RESERVED_TAG_PREFIX!r} prefix is RDS's own; RDS refuses tags that start with it",
+                f"{named}the {RDS_RESERVED_TAG_PREFIX!r} prefix is RDS's own; RDS refuses tags that start "
+                "with it",
             )
         elif key.startswith(AUTOSCALER_TAGS):
             add(
                 at,
-                f"keys under {AUTOSCALER_TAGS!r} belong to the cluster-autoscaler, on the same Auto Scaling "
-                "groups",
+                f"{named}keys under {AUTOSCALER_TAGS!r} belong to the cluster-autoscaler, on the same Auto "
+                "Scaling groups",
             )
         elif message := tag_characters_problem(key):
-            add(at, f"the key {message}")
+            add(at, f"{named}the key {message}")
         elif message := tag_characters_problem(value):
-            add(at, f"the value {message}")
-        else:
-            message = asg_tag_problem(key, value)
-            if message:
-                add(at, message)
+            add(at, f"{named}the value {message}")
     for i, pool in enumerate(cfg.node_pools):
         count = asg_tags(cfg, pool)
         if count > ASG_TAGS_MAX:
@@ -430,6 +426,9 @@ def _vpc_problems(cfg: EksStack, add: Add) -> None:
 
 def _taint_problems(i: int, pool: EksNodePool, add: Add) -> None:
     for j, taint in enumerate(pool.taints):
+        reserved = cloud_limits.eks_taint_key_problem(taint.key)
+        if reserved:
+            add(f"nodePools[{i}].taints[{j}].key", reserved)
         if not taint.value:
             add(
                 f"nodePools[{i}].taints[{j}].value", "required on EKS (node group taints always have a value)"

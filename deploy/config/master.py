@@ -19,12 +19,16 @@ from deploy.config.syntax import (
     HttpUrl,
     ImageReference,
     ImageRepository,
+    MultilineText,
     NonEmpty,
     Quantity,
+    Text,
     Version,
+    pattern_check,
     pem_certificates_problem,
     quantity_value,
     shown,
+    text_problem,
     whole_number,
 )
 
@@ -34,6 +38,9 @@ def _password_rule(value: Secret | None) -> Secret | None:
     if value is None:
         return value
     text = value.get_secret_value()
+    if message := text_problem(text):
+        # A trailing newline (a password piped from a file) would be part of the password.
+        raise ValueError(message)
     if len(text) < 8 or not all(re.search(p, text) for p in ("[A-Z]", "[a-z]", "[0-9]")):
         raise ValueError(
             "does not meet Determined's password rule: at least 8 characters with an "
@@ -75,12 +82,12 @@ class Resources(ConfigModel):
 # A cron schedule of five fields (numbers, names, '*', '?', ranges, steps and lists, as the
 # master's cron.ParseStandard reads them), or a Go duration (the master's retention schedule).
 _CRON_FIELD = r"[0-9A-Za-z*?/,-]+"
-_CRON = re.compile(rf"({_CRON_FIELD}\s+){{4}}{_CRON_FIELD}")
+_CRON = re.compile(rf"({_CRON_FIELD} +){{4}}{_CRON_FIELD}")
 _DURATION = re.compile(r"([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+")
 
 
 def _schedule(value: str) -> str:
-    if not (_CRON.fullmatch(value.strip()) or _DURATION.fullmatch(value)):
+    if not (_CRON.fullmatch(value) or _DURATION.fullmatch(value)):
         raise ValueError(
             f"{shown(value)} is not a cron schedule of five fields (example: '0 3 * * *') or a duration (24h)"
         )
@@ -103,13 +110,33 @@ class Webhooks(ConfigModel):
     signing_key: Secret | None = None
 
 
+# A user or group name as the master writes it into the task's passwd and group files
+# ("<user>:x:<uid>:<gid>::<dir>:/bin/bash", injectUserArchive, determined master/pkg/tasks/task.go
+# at 0.38.1): characters of POSIX's portable filename set, not starting with '-' (POSIX.1-2017
+# Base Definitions 3.437 User Name, read 2026-11:
+# https://pubs.opengroup.org/onlinepubs/9699919799/basedefs/V1_chap03.html#tag_03_437), at most
+# 32 (useradd(8) CAVEATS, https://man7.org/linux/man-pages/man8/useradd.8.html, read 2026-11).
+# A ':' or a newline would break the file's entries.
+LinuxName = Annotated[
+    str,
+    AfterValidator(
+        pattern_check(
+            r"[A-Za-z0-9._][A-Za-z0-9._-]*",
+            "a Linux user or group name (letters, digits, '.', '_' and '-', not starting with '-', at most "
+            "32 characters)",
+            32,
+        )
+    ),
+]
+
+
 class DefaultTaskUser(ConfigModel):
     """The Linux user and group tasks run as when the Determined user has none linked."""
 
     uid: whole_number(0)
     gid: whole_number(0)
-    user: NonEmpty
-    group: NonEmpty
+    user: LinuxName
+    group: LinuxName
 
 
 class Observability(ConfigModel):
@@ -150,7 +177,7 @@ class Proxy(ConfigModel):
 
     http_proxy: HttpUrl | None = None
     https_proxy: HttpUrl | None = None
-    no_proxy: str = ""
+    no_proxy: Text = ""
 
 
 class ClusterWrites(ConfigModel):
@@ -210,7 +237,7 @@ class MasterConfig(ConfigModel):
     service: ServiceConfig = Field(default_factory=ServiceConfig)
     cluster_writes: ClusterWrites = Field(default_factory=ClusterWrites)
     pod_annotations: Annotations = Field(default_factory=dict)
-    env: dict[EnvName, str] = Field(default_factory=dict)
+    env: dict[EnvName, MultilineText] = Field(default_factory=dict)
     # master.yaml keys merged in last (snake_case, as the master reads them); checked per version.
     config_overrides: dict[str, Any] = Field(default_factory=dict)
 

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from deploy import defaults
+from deploy import cloud_limits, defaults
 from deploy.config import eks_instances, gke_machines
 from deploy.config.base import ConfigModel
 from deploy.config.cluster import AwsZone, GcpZone
@@ -16,6 +16,7 @@ from deploy.config.syntax import (
     LabelKey,
     Labels,
     NonEmpty,
+    each_entry,
     label_value_problem,
     whole_number,
 )
@@ -230,7 +231,16 @@ class GkeGpuConfig(CloudGpuConfig):
 ARM_TAINT = Taint(key="kubernetes.io/arch", value="arm64", effect="NoSchedule")
 
 
+def _reserved_node_labels(cloud: str):
+    """A validator of a created pool's labels: none under a domain the cloud or the kubelet
+    keeps for itself (deploy/cloud_limits.py, with sources), each at its own key."""
+    check = each_entry(lambda key, _value: cloud_limits.node_label_key_problem(key, cloud))
+    return field_validator("labels")(lambda labels: check(labels))
+
+
 class GkeNodePool(CloudNodePool):
+    _reserved_labels = _reserved_node_labels("gke")
+
     gpu: GkeGpuConfig | None = None
     image_type: Literal["COS_CONTAINERD", "UBUNTU_CONTAINERD"] = "COS_CONTAINERD"
     disk_size_gb: whole_number(10, 65536) = 100
@@ -256,6 +266,8 @@ class GkeNodePool(CloudNodePool):
 
 
 class EksNodePool(CloudNodePool):
+    _reserved_labels = _reserved_node_labels("eks")
+
     # `machineType` is the EC2 instance type (p4d.24xlarge).
     disk_size_gb: whole_number(20, 16384) = 100
     # Availability zones of cluster.region the group's nodes go to (the private subnets

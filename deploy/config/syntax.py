@@ -7,13 +7,18 @@ words and with an example, never with a regex.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import ipaddress
 import re
+import ssl
+import unicodedata
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BeforeValidator, Field
+from pydantic import AfterValidator, BeforeValidator, Field, ValidationError
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 # Largest value a 32-bit signed integer holds: what the master's Postgres columns and
 # Kubernetes' int32 fields store.
@@ -21,7 +26,6 @@ INT32_MAX = 2**31 - 1
 
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-_LABEL_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
 # Kubernetes resource.Quantity: a decimal number with an optional binary (Ki..Ei),
 # decimal (m, k, M..E) or exponent suffix.
 _QUANTITY = re.compile(
@@ -63,6 +67,44 @@ def control_character(value: str) -> bool:
     return any(ord(c) < 32 or 127 <= ord(c) < 160 for c in value)
 
 
+# --- text -------------------------------------------------------------------------------
+
+# Bidirectional embedding, override and isolate controls: text holding them reads otherwise
+# than it is (master.yaml, the web UI, a terminal showing the plan). Source: Unicode
+# Standard Annex #9, "Explicit Directional Embeddings/Overrides/Isolates" (U+202A-U+202E,
+# U+2066-U+2069), https://www.unicode.org/reports/tr9/ (read 2026-11); the "Trojan Source"
+# characters of CVE-2021-42574, https://nvd.nist.gov/vuln/detail/CVE-2021-42574 (read 2026-11).
+BIDI_CONTROLS = frozenset(map(chr, [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]))
+# What a multi-line value (PEM) may hold besides printable text.
+_LINE_BREAKS = frozenset("\n\r\t")
+
+
+def _character_name(c: str) -> str:
+    names = {"\n": "a newline", "\r": "a carriage return", "\t": "a tab", "\0": "a NUL", "\x1b": "an escape"}
+    if c in names:
+        return names[c]
+    if c in BIDI_CONTROLS:
+        return f"a bidirectional control (U+{ord(c):04X} {unicodedata.name(c)})"
+    if unicodedata.category(c) == "Cs":
+        return f"a lone surrogate (U+{ord(c):04X}, not encodable as UTF-8)"
+    return f"a control character (U+{ord(c):04X})"
+
+
+def text_problem(value: str, multiline: bool = False) -> str | None:
+    """Why `value` is not text a value may hold, or None: control characters (newlines and
+    tabs too, unless `multiline`), bidirectional controls and lone surrogates are refused.
+    The message never repeats the value (it may be a secret): it names the character and
+    where it is."""
+    for i, c in enumerate(value):
+        if multiline and c in _LINE_BREAKS:
+            continue
+        if ord(c) < 32 or 127 <= ord(c) < 160 or c in BIDI_CONTROLS or unicodedata.category(c) == "Cs":
+            where = "at the end" if i == len(value) - 1 else f"at character {i + 1} of {len(value)}"
+            kind = "text (newlines allowed)" if multiline else "one line of text"
+            return f"must be {kind} without control characters; it holds {_character_name(c)} {where}"
+    return None
+
+
 def dns_label_problem(value: str) -> str | None:
     if len(value) > 63 or not _full(_DNS_LABEL, value):
         return (
@@ -87,7 +129,9 @@ def pattern_check(pattern: re.Pattern[str] | str, describe: str, max_length: int
     compiled = re.compile(pattern)
 
     def problem(value: str) -> str | None:
-        if (max_length and len(value) > max_length) or not _full(compiled, value):
+        # Control and bidirectional characters first: a loose pattern (an e-mail's [^@\s]) lets
+        # a NUL or U+202E through.
+        if (max_length and len(value) > max_length) or not _full(compiled, value) or text_problem(value):
             return f"{shown(value)} is not {describe}"
         return None
 
@@ -175,7 +219,7 @@ def _url_problem(value: str) -> str | None:
             "must not hold a password or token (user:password@ in the URL): URLs are not kept secret, "
             "and this one would be written in clear where the project uses it"
         )
-    if not _full(_URL, value):
+    if not _full(_URL, value) or text_problem(value):
         return f"{shown(value)} is not an http:// or https:// URL (example: https://host.example.com:8443)"
     return None
 
@@ -184,7 +228,7 @@ HttpUrl = Annotated[str, AfterValidator(_check(_url_problem))]
 
 
 def _absolute_path_problem(value: str) -> str | None:
-    if not value.startswith("/") or control_character(value):
+    if not value.startswith("/") or text_problem(value):
         return f"{shown(value)} is not an absolute path (one line, starting with '/')"
     return None
 
@@ -212,19 +256,119 @@ def _host_problem(value: str) -> str | None:
 Host = Annotated[str, AfterValidator(_check(_host_problem))]
 
 
+# PEM blocks (RFC 7468, section 2: "-----BEGIN <label>-----" ... "-----END <label>-----").
+_PEM_BLOCK = re.compile(r"-----BEGIN ([A-Z0-9 ]+)-----(.*?)-----END ([A-Z0-9 ]+)-----", re.DOTALL)
+
+
+def _der_length(der: bytes) -> int | None:
+    """The length of the DER SEQUENCE `der` starts with, header included (X.690 8.1.3)."""
+    if len(der) < 2 or der[0] != 0x30:
+        return None
+    if der[1] < 0x80:
+        return 2 + der[1]
+    count = der[1] & 0x7F
+    if not 0 < count <= 4 or len(der) < 2 + count:
+        return None
+    return 2 + count + int.from_bytes(der[2 : 2 + count], "big")
+
+
+def _parses_as_x509(der: bytes) -> bool:
+    """Whether `der` is exactly one X.509 certificate: one DER SEQUENCE, nothing after it (Go's
+    x509.ParseCertificate, which the master's trust store uses, refuses trailing data), that
+    OpenSSL reads as a certificate (as the task containers' SSL_CERT_FILE is read)."""
+    if _der_length(der) != len(der):
+        return False
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    try:
+        context.load_verify_locations(cadata=der)
+    except (ssl.SSLError, ValueError):
+        return False
+    return True
+
+
 def pem_certificates_problem(value: str) -> str | None:
-    """CA certificates in PEM form, and nothing secret: the value is written in clear."""
+    """CA certificates in PEM form, each an X.509 certificate, and nothing secret: the value
+    is written in clear. Text between blocks is allowed (bundles carry comments); a block of
+    another kind, or one that is not a certificate, is refused: OpenSSL clients (Python's
+    ssl, requests, curl) fail to load a trust file holding it. Source: RFC 7468 section 5
+    (the CERTIFICATE label, base64 of a DER Certificate of RFC 5280 section 4.1),
+    https://www.rfc-editor.org/rfc/rfc7468 (read 2026-11); Python ssl
+    SSLContext.load_verify_locations, https://docs.python.org/3/library/ssl.html (read 2026-11)."""
     if "PRIVATE KEY-----" in value:
         return (
             "holds a private key: give only the CA certificates (-----BEGIN CERTIFICATE----- ...); "
             "this value is not kept secret"
         )
-    if "-----BEGIN CERTIFICATE-----" not in value or "-----END CERTIFICATE-----" not in value:
+    if message := text_problem(value, multiline=True):
+        return message
+    blocks = list(_PEM_BLOCK.finditer(value))
+    if not blocks:
         return "must be CA certificates in PEM form (-----BEGIN CERTIFICATE----- ...)"
+    outside = _PEM_BLOCK.sub("", value)
+    if "-----BEGIN" in outside or "-----END" in outside:
+        return "holds a BEGIN or END line without its pair: each certificate needs both"
+    for number, block in enumerate(blocks, 1):
+        label, body, end = block[1], block[2], block[3]
+        if label != end:
+            return f"block {number} begins as {label!r} and ends as {end!r}"
+        if label != "CERTIFICATE":
+            return f"block {number} is a {label!r} block: only CERTIFICATE blocks (CA certificates) go here"
+        try:
+            der = base64.b64decode("".join(body.split()), validate=True)
+        except (binascii.Error, ValueError):
+            return f"certificate {number} is not base64 text"
+        if not _parses_as_x509(der):
+            return f"certificate {number} does not parse as an X.509 certificate (truncated, or another kind)"
     return None
 
 
-NonEmpty = Annotated[str, Field(min_length=1)]
+PemCertificates = Annotated[str, AfterValidator(_check(pem_certificates_problem))]
+
+
+def path_safe(key: str) -> bool:
+    # A key a key path can show: a ':' would end the path early, a space or control would
+    # hide where it ends.
+    return bool(key) and ":" not in key and not any(c.isspace() for c in key) and not text_problem(key)
+
+
+def entry_at(path: str, key: str) -> tuple[str, str]:
+    """Where a problem of one entry of the mapping at `path` is reported, and the start of its
+    message: `path.key` and nothing, or, for a key a path cannot show, `path` and the key."""
+    return (f"{path}.{key}", "") if path_safe(key) else (path, f"key {shown(key)}: ")
+
+
+def each_entry(check: Callable[[str, Any], str | None]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """A validator of a mapping that reports every bad entry, each at its own key (`tags.team`),
+    in one run. A key a path cannot show (a ':', a space, a control character) is reported at
+    the mapping, the message naming it."""
+
+    def validate(entries: dict[str, Any]) -> dict[str, Any]:
+        details = []
+        for key, value in entries.items():
+            message = check(key, value)
+            if message is None:
+                continue
+            at, text = ((key,), message) if path_safe(key) else ((), f"key {shown(key)}: {message}")
+            details.append(
+                InitErrorDetails(type=PydanticCustomError("value_error", text), loc=at, input=None)
+            )
+        if details:
+            raise ValidationError.from_exception_data("entries", details)
+        return entries
+
+    return validate
+
+
+def _multiline_problem(value: str) -> str | None:
+    return text_problem(value, multiline=True)
+
+
+# One line of text (no control character, newline included; no bidirectional control): every
+# string value that is not a pattern of its own (names, users, contexts, descriptions).
+Text = Annotated[str, AfterValidator(_check(text_problem))]
+NonEmpty = Annotated[str, Field(min_length=1), AfterValidator(_check(text_problem))]
+# Text of several lines (PEM, scripts): newlines and tabs allowed, other controls not.
+MultilineText = Annotated[str, AfterValidator(_check(_multiline_problem))]
 
 
 def _no_boolean(value: Any) -> Any:
@@ -312,26 +456,17 @@ Quantity = Annotated[str, BeforeValidator(_number_as_text), AfterValidator(_posi
 
 
 def label_key_problem(key: str, what: str = "label key") -> str | None:
-    prefix, _, name = key.rpartition("/")
-    if prefix and (len(prefix) > 253 or not _full(_DNS_SUBDOMAIN, prefix)):
-        return (
-            f"{what} {shown(key)} has an invalid prefix {shown(prefix)} (a DNS subdomain such as example.com)"
-        )
-    if not name or len(name) > 63 or not _full(_LABEL_NAME, name):
-        return (
-            f"{what} {shown(key)} is invalid (name part: letters, digits, '-', '_', '.', starting and ending "
-            "with a letter or digit, at most 63 characters)"
-        )
-    return None
+    # The API server's rule (IsQualifiedName), one for the project.
+    from deploy.kube import api_rules
+
+    problem = api_rules.qualified_name_problem(key)
+    return f"{what} {shown(key)} {problem}" if problem else None
 
 
 def label_value_problem(key: str, value: str) -> str | None:
-    if value and (len(value) > 63 or not _full(_LABEL_NAME, value)):
-        return (
-            f"label value {shown(value)} for {shown(key)} is invalid (letters, digits, '-', '_', '.', "
-            "starting and ending with a letter or digit, at most 63 characters)"
-        )
-    return None
+    from deploy.kube import api_rules
+
+    return api_rules.label_value_problem(key, value)
 
 
 def _labels(labels: dict[str, str]) -> dict[str, str]:
@@ -347,11 +482,13 @@ Labels = Annotated[dict[str, str], AfterValidator(_labels)]
 
 
 def _annotations(annotations: dict[str, str]) -> dict[str, str]:
-    # Annotation keys have the syntax of label keys; their values are free text.
-    for key in annotations:
-        message = label_key_problem(key, "annotation key")
-        if message:
-            raise ValueError(message)
+    # Annotation keys have the syntax of label keys (case aside); their values are free text,
+    # at most 256 KiB with the keys: the API server's rules.
+    from deploy.kube import api_rules
+
+    problems = api_rules.annotations_problems(annotations)
+    if problems:
+        raise ValueError(problems[0])
     return annotations
 
 

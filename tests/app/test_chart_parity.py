@@ -16,7 +16,7 @@ import json
 
 import pytest
 import yaml
-from conftest import BASE, EKS, make_config, raw_config
+from conftest import BASE, EKS, ROOT, make_config, raw_config
 from planning import files, planned
 
 from deploy import defaults, versions
@@ -33,7 +33,8 @@ from plan.redaction import unwrap
 SECRETS = MasterSecrets(
     db_password="Db-Pass-1", initial_user_password="Init-Pass-1", webhook_signing_key="Sign-Key-1"
 )
-PEM = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+# A real CA certificate: master.caBundle must parse as X.509 (deploy/config/syntax.py).
+PEM = (ROOT / "tests" / "data" / "test-ca.pem").read_text()
 CREDENTIALS = {"server": "mirror.example.com", "username": "robot", "password": "Registry-Token-1"}
 TLS_SECRET = {"source": "secret", "secretName": "det-tls"}
 TLS_MASTER = {

@@ -8,7 +8,7 @@ import json
 
 import pytest
 import yaml
-from conftest import EKS, GKE, make_config, raw_config
+from conftest import EKS, GKE, ROOT, make_config, raw_config
 from planning import by_kind, one, plan_for
 
 from deploy import defaults, versions
@@ -24,7 +24,8 @@ AZURE_CONNECTION = "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=a
 AZURE_SAS = "sv=2024-01-01&ss=b&sig=Sas-Sig-55"
 DB_PASSWORD = "Ext-Db-Pass-9"
 SECRETS = (S3_SECRET, AZURE_CONNECTION, AZURE_SAS, DB_PASSWORD, "azKey-77", "Sas-Sig-55")
-CA = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+# A real CA certificate: master.caBundle must parse as X.509 (deploy/config/syntax.py).
+CA = (ROOT / "tests" / "data" / "test-ca.pem").read_text()
 DUMP = "determined-20261122T030000Z.dump"
 
 STORAGES = {

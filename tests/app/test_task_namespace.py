@@ -16,7 +16,7 @@ Facts from the master's source (determined-ai/determined), one test each below:
 from __future__ import annotations
 
 import pytest
-from conftest import make_config, raw_config
+from conftest import ROOT, make_config, raw_config
 
 from deploy import versions
 from deploy.app import checkpoint_volumes, database, master, network_policies, resource_pools, workspaces
@@ -156,7 +156,7 @@ def test_the_master_has_its_full_role_in_every_task_namespace_and_only_its_servi
 def test_task_service_accounts_and_shared_objects_follow_the_pods():
     cfg = make_config(
         registryCredentials={"server": "ghcr.io", "username": "u", "password": "p"},
-        master={"caBundle": "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"},
+        master={"caBundle": (ROOT / "tests" / "data" / "test-ca.pem").read_text()},
     )
     accounts = resource_pools.task_service_accounts(cfg, {})
     assert [a["metadata"]["namespace"] for a in accounts] == cfg.task_namespaces

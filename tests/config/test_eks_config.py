@@ -433,17 +433,17 @@ BAD_NODE_GROUP_CASES = [
     (
         "tag key over 128 characters",
         eks(cluster={**EKS["cluster"], "tags": {"k" * 129: "x"}}),
-        "determined:cluster.tags." + "k" * 129 + ": Auto Scaling tag keys take at most 128 characters",
+        "determined:cluster.tags." + "k" * 129 + ": AWS tag keys take at most 128 characters",
     ),
     (
         "tag value over 256 characters",
         eks(cluster={**EKS["cluster"], "tags": {"team": "v" * 257}}),
-        "determined:cluster.tags.team: Auto Scaling tag values take at most 256 characters",
+        "determined:cluster.tags.team: AWS tag values take at most 256 characters",
     ),
     (
         "tag of aws",
         eks(cluster={**EKS["cluster"], "tags": {"aws:team": "x"}}),
-        "determined:cluster.tags.aws:team: the 'aws:' prefix is AWS's own",
+        "determined:cluster.tags: key 'aws:team': the 'aws:' prefix (in any case) is AWS's own",
     ),
     (
         "tag of the autoscaler",
@@ -467,7 +467,7 @@ BAD_NODE_GROUP_CASES = [
             cluster={**EKS["cluster"], "tags": {"rds:owner": "ml"}},
             database={"mode": "managed", "tier": "db.m7g.large"},
         ),
-        "determined:cluster.tags.rds:owner: the 'rds:' prefix is RDS's own",
+        "determined:cluster.tags: key 'rds:owner': the 'rds:' prefix is RDS's own",
     ),
     (
         "more than 50 tags on an auto scaling group",

@@ -260,7 +260,7 @@ BAD_CASES = [
     (
         "tags are google labels",
         gke(cluster={**GKE["cluster"], "tags": {"Team": "ml"}}),
-        "determined:cluster.tags: tag key 'Team' is not a Google Cloud label key",
+        "determined:cluster.tags.Team: tag key 'Team' is not a Google Cloud label key",
     ),
     (
         "s3 bucket is not created on gke",

@@ -46,6 +46,13 @@ def _res(kind: str, inputs: dict, name: str = "r") -> dict:
         ),
         (
             _res(
+                "aws:eks/nodeGroup:NodeGroup",
+                {"taints": [{"key": "eks.amazonaws.com/gpu", "value": "", "effect": "NO_SCHEDULE"}]},
+            ),
+            "EKS refuses node group taints under eks.amazonaws.com",
+        ),
+        (
+            _res(
                 "aws:autoscaling/tag:Tag",
                 {"tag": {"key": "k8s.io/cluster-autoscaler/node-template/label/" + "x" * 90, "value": "1"}},
             ),
