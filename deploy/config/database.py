@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import AfterValidator, BeforeValidator, Field, ValidationError, field_validator, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from deploy import defaults
+from deploy import defaults, versions
 from deploy.config.base import ConfigModel, default_tag
 from deploy.config.checkpoint_storage import DirectoryStorage, SharedFsStorage
 from deploy.config.master import Resources
+from deploy.config.postgres_settings import libraries, setting_problem
 from deploy.config.secrets import Secret
 from deploy.config.syntax import (
     DnsLabel,
@@ -22,10 +23,12 @@ from deploy.config.syntax import (
     Flag,
     Host,
     ImageReference,
+    MultilineText,
     NonEmpty,
     Quantity,
     control_character,
     pattern_check,
+    shown,
     whole_number,
 )
 
@@ -34,12 +37,55 @@ if TYPE_CHECKING:
 
 # Settings the StatefulSet, its volume and its Service depend on.
 _OWNED_SETTINGS = {"data_directory", "port", "listen_addresses", "hba_file", "config_file"}
+# Settings naming the libraries loaded at start, whose own settings (`auto_explain.*`) the
+# server then knows.
+_PRELOAD_SETTINGS = ("shared_preload_libraries", "session_preload_libraries")
+
+# An image's PostgreSQL major version, read from its tag (17.6, 17, 17.6-bookworm, 17-alpine).
+_MAJOR_TAG = re.compile(r"(?P<major>[1-9][0-9]*)(?:[.-].*)?")
+
+
+def image_major(image: str) -> int | None:
+    """The PostgreSQL major version an image's tag names; None without such a tag."""
+    last = image.split("@", 1)[0].rsplit("/", 1)[-1]
+    if ":" not in last:
+        return None
+    match = _MAJOR_TAG.fullmatch(last.split(":", 1)[1])
+    return int(match["major"]) if match else None
+
+
+# The major version of the pinned server: its data directory can be opened by that major
+# only ("The data directory was initialized by PostgreSQL version 17, which is not compatible
+# with this version 16": https://www.postgresql.org/docs/17/upgrading.html, "the internal data
+# storage format is subject to change" between major releases; read 2026-11). The project
+# has no pg_upgrade step, so another major is refused either way.
+POSTGRES_MAJOR: int = image_major(versions.POSTGRES_IMAGE)  # type: ignore[assignment]
+HELM_CHART_POSTGRES_MAJOR: int = image_major(versions.HELM_CHART_POSTGRES_IMAGE)  # type: ignore[assignment]
+
+
+def major_problem(image: str, major: int, what: str) -> str | None:
+    """Why `image` cannot run `what` (whose data is of PostgreSQL `major`)."""
+    found = image_major(image)
+    if found is None:
+        return (
+            f"{shown(image)} names no PostgreSQL major version in its tag: give the tag (with the digest "
+            f"if you pin one, e.g. postgres:{major}.6@sha256:...), as {what} is only readable by "
+            f"PostgreSQL {major}"
+        )
+    if found != major:
+        return (
+            f"{shown(image)} is PostgreSQL {found}: {what} is PostgreSQL {major}'s, which only {major} "
+            "can open"
+        )
+    return None
 
 
 _SettingName = Annotated[
     str,
     AfterValidator(
-        pattern_check(r"[a-z_][a-z0-9_.]*", "a PostgreSQL setting name (example: max_connections)", 63)
+        pattern_check(
+            r"[a-z_][a-z0-9_.]*", "a PostgreSQL setting name in lower case (example: max_connections)", 63
+        )
     ),
 ]
 
@@ -48,8 +94,11 @@ def _setting_text(value: Any) -> str:
     # PostgreSQL reads every setting as text: on/off for booleans, numbers as written.
     if isinstance(value, bool):
         return "on" if value else "off"
-    if isinstance(value, str) and control_character(value):
-        raise ValueError("must be on one line (no newline or other control character)")
+    if isinstance(value, str) and (control_character(value) or not value.isascii()):
+        # The image's first start hands settings to the server through bash's printf %q and
+        # /bin/sh (docker-entrypoint.sh, docker_temp_server_start), which reads only ASCII
+        # escapes; PostgreSQL's own settings are ASCII.
+        raise ValueError("must be on one line of printable ASCII (no newline or other control character)")
     if isinstance(value, (str, int, float)):
         return str(value)
     raise ValueError("must be a string, a number or true/false (a PostgreSQL setting's value)")
@@ -220,6 +269,14 @@ class FromHelmChart(ConfigModel):
     # A mirror of the temporary server's image; its major version must be the chart's data's.
     image: ImageReference | None = None
 
+    @field_validator("image")
+    @classmethod
+    def _chart_major(cls, value: str | None) -> str | None:
+        message = value and major_problem(value, HELM_CHART_POSTGRES_MAJOR, "the chart's data directory")
+        if message:
+            raise ValueError(message)
+        return value
+
     @property
     def claim(self) -> str:
         return self.claim_name or f"{defaults.HELM_CHART_CLAIM_PREFIX}{self.release_name}"
@@ -230,10 +287,15 @@ class FromHelmChart(ConfigModel):
         return f"{defaults.HELM_CHART_SERVICE_PREFIX}{self.release_name}"
 
 
-def _refuse(*problems: tuple[str, str]) -> ValidationError:
-    """Problems of the section's keys taken together, each reported at its own key."""
+def _refuse(*problems: tuple[str | tuple[str, ...], str]) -> ValidationError:
+    """Problems of the section's keys taken together, each reported at its own key (a key
+    path below the section as a tuple)."""
     details = [
-        InitErrorDetails(type=PydanticCustomError("value_error", message), loc=(key,), input=None)
+        InitErrorDetails(
+            type=PydanticCustomError("value_error", message),
+            loc=key if isinstance(key, tuple) else (key,),
+            input=None,
+        )
         for key, message in problems
     ]
     return ValidationError.from_exception_data("database", details)
@@ -280,6 +342,14 @@ class InClusterDatabase(DatabaseBase):
     # postgres -c settings, over the defaults (max_connections 96, shared_buffers 512MB).
     parameters: dict[_SettingName, _SettingValue] = Field(default_factory=dict)
 
+    @field_validator("image")
+    @classmethod
+    def _pinned_major(cls, value: str | None) -> str | None:
+        message = value and major_problem(value, POSTGRES_MAJOR, "the data directory")
+        if message:
+            raise ValueError(message)
+        return value
+
     @field_validator("parameters")
     @classmethod
     def _settable(cls, value: dict[str, Any]) -> dict[str, Any]:
@@ -290,6 +360,21 @@ class InClusterDatabase(DatabaseBase):
                 "port and listen addresses the Service and volume rely on"
             )
         return value
+
+    @model_validator(mode="after")
+    def _server_takes(self) -> InClusterDatabase:
+        """Each parameter as the pinned server reads `-c name=value`: a setting it knows, a
+        value it parses (else it would not start), or a setting of a library it loads."""
+        settings = self.settings
+        preloaded = [lib for key in _PRELOAD_SETTINGS for lib in libraries(settings.get(key, ""))]
+        problems = [
+            (("parameters", name), message)
+            for name, value in self.parameters.items()
+            if (message := setting_problem(POSTGRES_MAJOR, name, value, preloaded))
+        ]
+        if problems:
+            raise _refuse(*problems)
+        return self
 
     @property
     def settings(self) -> dict[str, str]:
@@ -308,11 +393,12 @@ class ExternalDatabase(DatabaseBase):
     backup: ServerBackupSettings = Field(default_factory=ServerBackupSettings)
     host: Host
     port: whole_number(1, 65535) = defaults.DB_PORT
+    # One line (NonEmpty refuses control characters: "determined\n" is another role).
     name: NonEmpty = defaults.DB_DATABASE
     user: NonEmpty
     password: Secret
     ssl_mode: SslMode | None = None
-    ssl_root_cert: NonEmpty | None = None  # PEM
+    ssl_root_cert: MultilineText | None = None  # PEM
 
     @field_validator("ssl_root_cert")
     @classmethod
@@ -406,6 +492,15 @@ DatabaseConfig = Annotated[
 ]
 
 
+def _server_major(db: Any) -> int | None:
+    """The server's PostgreSQL major version where the stack knows it (not for external)."""
+    if isinstance(db, InClusterDatabase):
+        return POSTGRES_MAJOR
+    if isinstance(db, ManagedDatabase):
+        return versions.MANAGED_POSTGRES_MAJOR
+    return None
+
+
 def backup_problems(cfg: StackConfig, add: Any) -> None:
     """Backup settings read against the environment and the checkpoint store."""
     db = cfg.database
@@ -415,6 +510,23 @@ def backup_problems(cfg: StackConfig, add: Any) -> None:
             "refused in prod: an upgrade must never run without a way back (the dump taken before the "
             "new master migrates the schema)",
         )
+    if cfg.environment == "prod" and isinstance(db, InClusterDatabase) and db.backup.schedule is None:
+        add(
+            "database.backup.schedule",
+            "refused in prod for an inCluster database: its scheduled dumps are its only backups (a "
+            "managed or external server keeps its own); give a schedule (default "
+            f"{DEFAULT_BACKUP_SCHEDULE!r})",
+        )
+    server = _server_major(db)
+    client = db.backup.client_image
+    if client is not None and server is not None:
+        found = image_major(client)
+        if found is None or found < server:
+            add(
+                "database.backup.clientImage",
+                f"{shown(client)} must be PostgreSQL {server} or newer (its major version in the tag): "
+                "pg_dump refuses a server newer than itself",
+            )
     cs = cfg.checkpoint_storage
     on_claim = isinstance(cs, (SharedFsStorage, DirectoryStorage))
     if "storage_size" in db.backup.model_fields_set and not on_claim:

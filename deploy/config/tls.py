@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import functools
+import ipaddress
+import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, TypeAdapter, ValidationError
 
+from deploy import versions
 from deploy.config.base import ConfigModel, default_tag
 from deploy.config.cluster import GcpProject, IamPrincipalArn
-from deploy.config.syntax import Cidr, DnsSubdomain, Email, HostName, shown
+from deploy.config.syntax import Cidr, DnsSubdomain, Email, HostName, control_character, shown
 
 if TYPE_CHECKING:
     from deploy.config.stack import StackConfig
@@ -38,22 +43,38 @@ DNS01_PROVIDERS = (
 _INLINE_SECRET = re.compile(r"secret|password|token|apikey|privatekey", re.IGNORECASE)
 
 
+def _walk(value: Any, path: str) -> Iterator[tuple[str, Any, Any]]:
+    """(path, key, value) of every mapping entry and list item below `value`, without
+    recursion (a webhook's free-form config may nest deeply)."""
+    stack = [(path, value)]
+    while stack:
+        where, node = stack.pop()
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for key, item in items:
+            inner = f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}"
+            yield inner, key, item
+            stack.append((inner, item))
+
+
 def _inline_secrets(value: Any, path: str) -> list[str]:
-    found = []
-    if isinstance(value, dict):
-        for key, item in value.items():
-            where = f"{path}.{key}"
-            if (
-                _INLINE_SECRET.search(str(key))
-                and not str(key).endswith("Ref")
-                and not isinstance(item, dict)
-            ):
-                found.append(where)
-            found += _inline_secrets(item, where)
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            found += _inline_secrets(item, f"{path}[{i}]")
-    return found
+    return sorted(
+        where
+        for where, key, item in _walk(value, path)
+        if isinstance(key, str)
+        and _INLINE_SECRET.search(key)
+        and not key.endswith("Ref")
+        and not isinstance(item, dict)
+    )
+
+
+def _control_characters(value: Any, path: str) -> list[str]:
+    """Keys or text values holding a newline or other control character (the issuer is
+    written as YAML; cert-manager would send them to the DNS provider's API)."""
+    return sorted(
+        where
+        for where, key, item in _walk(value, path)
+        if any(isinstance(text, str) and control_character(text) for text in (key, item))
+    )
 
 
 def _dns01(value: dict[str, Any]) -> dict[str, Any]:
@@ -65,6 +86,11 @@ def _dns01(value: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(f"exactly one DNS provider, one of: {', '.join(DNS01_PROVIDERS)}")
     if not isinstance(value[providers[0]], dict):
         raise ValueError(f"{providers[0]} must be a mapping (cert-manager's settings for it)")
+    garbled = _control_characters(value, "dns01")
+    if garbled:
+        raise ValueError(
+            f"{garbled[0].removeprefix('dns01.')} must be one line (no newline or other control character)"
+        )
     inline = _inline_secrets(value[providers[0]], providers[0])
     if inline:
         # The value is not repeated, and would not be kept secret: the issuer is written in clear.
@@ -116,8 +142,26 @@ def _not_wildcard(host: str) -> str:
     return host
 
 
+def _not_ip(host: str) -> str:
+    # The host is the Gateway listener's hostname, the routes' hostnames and the certificate's
+    # DNS name. Gateway API's Hostname: "Valid values for Hostnames are determined by RFC 1123
+    # definition of a hostname with 2 notable exceptions: 1. IPs are not allowed." (HTTPRoute
+    # spec.hostnames; TLSRoute: "IPs are not allowed in SNI hostnames per RFC 6066"), Gateway
+    # API v1.6.1 standard CRDs (tests/data/crd-schemas; https://gateway-api.sigs.k8s.io/
+    # reference/spec/#hostname, read 2026-11). RFC 6066 section 3: "Literal IPv4 and IPv6
+    # addresses are not permitted in HostName".
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    raise ValueError(
+        f"{host!r} is an IP address: give a DNS name pointing at the Gateway (Gateway API hostnames and "
+        "TLS server names cannot be IP addresses, and the certificate is issued for a DNS name)"
+    )
+
+
 class ExposedTls(ConfigModel):
-    host: Annotated[HostName, AfterValidator(_not_wildcard)]
+    host: Annotated[HostName, AfterValidator(_not_wildcard), AfterValidator(_not_ip)]
     certificate: Certificate
     source_ranges: list[Cidr] = Field(default_factory=list)  # who may reach the master
     exposure: Literal["public", "internal"] = "public"
@@ -241,6 +285,22 @@ def dns01_problems(cfg: StackConfig, add: Callable[[str, str], None]) -> None:
     found = dns01_provider(cfg.tls)
     if found is None:
         return
+    reported: set[str] = set()
+
+    def report(key: str, message: str) -> None:
+        reported.add(key)
+        add(key, message)
+
+    _dns01_settings_problems(cfg, found, report)
+    for where, message in dns01_schema_problems(rendered_dns01(cfg) or {}):
+        key = f"tls.certificate.dns01{where}"
+        if key not in reported and not any(key.startswith(f"{done}.") for done in reported):
+            add(key, message)
+
+
+def _dns01_settings_problems(
+    cfg: StackConfig, found: tuple[str, dict[str, Any]], add: Callable[[str, str], None]
+) -> None:
     provider, settings = found
     path = f"tls.certificate.dns01.{provider}"
     own = any(key in settings for key in OWN_CREDENTIALS.get(provider, ()))
@@ -272,10 +332,13 @@ def dns01_problems(cfg: StackConfig, add: Callable[[str, str], None]) -> None:
             message = _type_problem(_PROJECT, project)
             if message:
                 add(f"{path}.project", message)
-        elif cfg.cloud != "gke":
+        elif cfg.cloud != "gke" or own:
+            # The cluster's project is filled in only with the identity the stack makes; the
+            # CRD requires `project` (ACMEIssuerDNS01ProviderCloudDNS, cert-manager v1.21.1).
             add(
                 f"{path}.project",
-                "required: the Google Cloud project of the DNS zone (on gke: the cluster's)",
+                "required: the Google Cloud project of the DNS zone (the cluster's is filled in only on gke "
+                "when the solver names no serviceAccountSecretRef)",
             )
         if cfg.cloud == "eks" and not own:
             add(
@@ -283,3 +346,102 @@ def dns01_problems(cfg: StackConfig, add: Callable[[str, str], None]) -> None:
                 "needs serviceAccountSecretRef on eks: the stack gives cert-manager a Google identity on gke "
                 "only (on eks use route53)",
             )
+
+
+# --- the solver against cert-manager's schema -------------------------------------------------
+#
+# `spec.acme.solvers[].dns01` of the ClusterIssuer CRD of the pinned cert-manager, copied
+# unchanged from deploy/charts/cert-manager/templates/crd-cert-manager.io_clusterissuers.yaml
+# at v1.21.1 (24e33194fb39488eff2bbf10c6dc640f407cad44; the whole schema is
+# tests/data/crd-schemas/cert-manager.io_v1_ClusterIssuer.json, read 2026-11). The API server
+# refuses a solver missing a required field (a webhook without groupName or solverName) and
+# drops unknown fields, which would then silently not apply: both are refused here.
+DNS01_SCHEMA = (
+    Path(__file__).resolve().parent / "data" / f"cert-manager-{versions.CERT_MANAGER_VERSION}-acme-dns01.json"
+)
+
+
+def _closed(node: Any) -> Any:
+    """A structural schema node as the API server applies it: objects closed to unknown
+    fields unless they preserve them, int-or-string and nullable honoured."""
+    if not isinstance(node, dict):
+        return node
+    node = dict(node)
+    if node.get("x-kubernetes-int-or-string") and "type" not in node and "anyOf" not in node:
+        node["anyOf"] = [{"type": "integer"}, {"type": "string"}]
+    if node.get("nullable") and isinstance(node.get("type"), str):
+        node["type"] = [node["type"], "null"]
+    if "properties" in node:
+        node["properties"] = {name: _closed(sub) for name, sub in node["properties"].items()}
+    if isinstance(node.get("additionalProperties"), dict):
+        node["additionalProperties"] = _closed(node["additionalProperties"])
+    if "items" in node:
+        node["items"] = _closed(node["items"])
+    if (
+        node.get("type") == "object"
+        and not node.get("x-kubernetes-preserve-unknown-fields")
+        and "additionalProperties" not in node
+    ):
+        node["additionalProperties"] = False
+    return node
+
+
+@functools.cache
+def _dns01_validator() -> Any:
+    import jsonschema  # the Kubernetes schema's validator (kubernetes-validate) brings it
+
+    schema = _closed(json.loads(DNS01_SCHEMA.read_text(encoding="utf-8")))
+    return jsonschema.Draft202012Validator(schema)
+
+
+_TYPE_WORDS = {"object": "a mapping", "array": "a list", "string": "a string", "integer": "a whole number"}
+
+
+def _schema_message(error: Any) -> tuple[str, str]:
+    """(key path below dns01, message) for one schema error."""
+    path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+    kind = error.validator
+    if kind == "required":
+        # One error per missing field, named first in its message ("'solverName' is a required ...").
+        missing = [name for name in error.validator_value if name not in error.instance]
+        named = [name for name in missing if error.message.startswith(repr(name))]
+        return f"{path}.{(named or missing)[0]}", "required by cert-manager's DNS-01 solver schema"
+    if kind == "additionalProperties":
+        unknown = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+        known = ", ".join(sorted(error.schema.get("properties", {})))
+        return f"{path}.{unknown[0]}", f"not a field of cert-manager's DNS-01 solver here (fields: {known})"
+    if kind == "type":
+        expected = error.validator_value
+        expected = expected if isinstance(expected, list) else [expected]
+        words = [_TYPE_WORDS.get(t, f"a {t}") for t in expected if t != "null"]
+        return path, "must be " + " or ".join(words)
+    if kind == "enum":
+        return path, f"must be one of {', '.join(map(str, error.validator_value))}"
+    return path, f"is not valid for cert-manager's DNS-01 solver ({kind})"
+
+
+def dns01_schema_problems(solver: dict[str, Any]) -> list[tuple[str, str]]:
+    """(key path below dns01, message) for each way the rendered DNS-01 solver breaks
+    cert-manager's schema; empty when it conforms."""
+    errors = sorted(_dns01_validator().iter_errors(solver), key=lambda e: [str(p) for p in e.absolute_path])
+    return [_schema_message(error) for error in errors]
+
+
+def rendered_dns01(cfg: StackConfig) -> dict[str, Any] | None:
+    """The ClusterIssuer's DNS-01 solver as the program renders it: the configured settings
+    with what the cloud identity implies under them (gke: the Cloud DNS project, default
+    the cluster's; eks: the cluster's region). None without a DNS-01 solver."""
+    from deploy.addons import cert_manager  # pure functions; imported late (addons import config)
+
+    found = dns01_provider(cfg.tls)
+    if found is None:
+        return None
+    defaults = None
+    if cloud_identity(cfg.cloud, cfg.tls) is not None:
+        cluster = cfg.cluster
+        defaults = (
+            {"project": getattr(cluster, "project", None) or "the-cluster-project"}
+            if cfg.cloud == "gke"
+            else {"region": cluster.region}
+        )
+    return cert_manager.dns01_solver(cfg.tls.certificate.dns01, defaults)

@@ -253,6 +253,44 @@ def test_prod_refuses_an_upgrade_without_a_dump_before_it():
     assert cross_problems(environment="prod") == []
 
 
+def test_prod_refuses_an_in_cluster_database_without_scheduled_dumps():
+    assert cross_problems(environment="prod", database={"backup": {"schedule": None}}) == [
+        "database.backup.schedule: refused in prod for an inCluster database: its scheduled dumps are its only "
+        "backups (a managed or external server keeps its own); give a schedule (default '0 3 * * *')"
+    ]
+    assert cross_problems(environment="dev", database={"backup": {"schedule": None}}) == []
+    # A server the stack does not run keeps its own backups: no schedule is its default, in prod too.
+    assert cross_problems(environment="prod", database={**EXTERNAL, "backup": {"schedule": None}}) == []
+    # Both prod rules at once, each at its key.
+    both = cross_problems(environment="prod", database={"backup": {"schedule": None, "beforeUpgrade": False}})
+    assert [line.split(":")[0] for line in both] == [
+        "database.backup.beforeUpgrade",
+        "database.backup.schedule",
+    ]
+
+
+def test_prod_rules_of_every_backup_key():
+    """beforeUpgrade and (inCluster) schedule are prod's; keepDays, storageSize and the images
+    have no prod rule: any value dev takes, prod takes."""
+    for backup in (
+        {"keepDays": 1},
+        {"storageSize": "1Gi"},
+        {"schedule": "@hourly"},
+        {"clientImage": "postgres:17.6"},
+    ):
+        dev = cross_problems(
+            environment="dev",
+            database={"backup": backup},
+            checkpointStorage={"type": "directory", "claimName": "c"},
+        )
+        prod = cross_problems(
+            environment="prod",
+            database={"backup": backup},
+            checkpointStorage={"type": "directory", "claimName": "c"},
+        )
+        assert dev == prod == [], backup
+
+
 def test_a_backup_volume_size_is_only_for_storage_without_a_bucket():
     sized = {"backup": {"storageSize": "10Gi"}}
     assert cross_problems(database=sized) == []
