@@ -19,8 +19,10 @@ from typing import Any
 import pulumi
 from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from deploy.config.base import PROJECT
+from deploy.config.syntax import path_safe, shown
 
 
 @dataclass(frozen=True)
@@ -45,7 +47,13 @@ class ConfigError(pulumi.RunError):
 def format_path(parts: Iterable[str | int]) -> str:
     text = ""
     for part in parts:
-        text += f"[{part}]" if isinstance(part, int) else ("." if text else "") + str(part)
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif path_safe(str(part)):
+            text += ("." if text else "") + str(part)
+        else:
+            # A key with a newline, a space or a ':' would break the one-line message.
+            text += f"[{shown(str(part))}]"
     return text
 
 
@@ -72,7 +80,7 @@ def _strip(annotation: Any) -> Any:
     return annotation
 
 
-def _discriminated(annotation: Any) -> tuple[str, dict[str, type[BaseModel]]] | None:
+def discriminated_union(annotation: Any) -> tuple[str, dict[str, type[BaseModel]]] | None:
     """(discriminator, {tag: variant}) for a discriminated union annotation."""
     discriminator = None
     while typing.get_origin(annotation) is typing.Annotated:
@@ -98,7 +106,7 @@ def _walk(annotation: Any, loc: tuple[Any, ...]) -> Iterator[tuple[str, Any]]:
     indexes, ("union", _Union) for parts that name a union variant, and finally
     ("type", annotation) for the type at the end."""
     for part in loc:
-        union = _discriminated(annotation)
+        union = discriminated_union(annotation)
         if union:
             discriminator, variants = union
             if part in variants:
@@ -293,10 +301,41 @@ def _describe(error: Mapping[str, Any], given: Any) -> str:
     return str(error["msg"])[0].lower() + str(error["msg"])[1:]
 
 
+# Errors that a null value meets where a value of a type (or one of some values) belongs.
+_NULL_REFUSED = {
+    "literal_error",
+    "string_type",
+    "int_type",
+    "float_type",
+    "bool_type",
+    "dict_type",
+    "model_type",
+    "model_attributes_type",
+    "list_type",
+}
+
+
+def _has_default(root: Any, loc: tuple[Any, ...]) -> bool:
+    """Whether the key at `loc` is a field that may be left out."""
+    if not loc or not isinstance(loc[-1], str):
+        return False
+    _, _, parent = _model_at(root, loc[:-1])
+    parent = _strip(parent)
+    if not (isinstance(parent, type) and issubclass(parent, BaseModel)):
+        return False
+    field = _fields_by_alias(parent).get(loc[-1])
+    return field is not None and not field.is_required()
+
+
 def pydantic_problems(exc: ValidationError, root: Any, raw: Any) -> list[Problem]:
     """One Problem per pydantic error, located by the key path the user wrote."""
-    problems = []
-    for error in exc.errors(include_url=False):
+    return error_problems(exc.errors(include_url=False), root, raw)
+
+
+def error_problems(errors: Iterable[Mapping[str, Any]], root: Any, raw: Any) -> list[Problem]:
+    """One Problem per error (as pydantic reports them), without repeats."""
+    problems: list[Problem] = []
+    for error in errors:
         loc = tuple(error["loc"])
         keys, unions, _ = _model_at(root, loc)
         if error["type"] == "union_tag_not_found":
@@ -314,6 +353,27 @@ def pydantic_problems(exc: ValidationError, root: Any, raw: Any) -> list[Problem
         elif error["type"] == "missing" and unions:
             message = "required" + _only_in(unions[-1], keys)
         else:
-            message = _describe(error, _given(raw, tuple(keys)))
+            given = _given(raw, tuple(keys))
+            message = _describe(error, given)
+            if given is None and error["type"] in _NULL_REFUSED and _has_default(root, loc):
+                # `key:` with nothing after it in YAML, or `null`: most likely meant "the default".
+                message += "; leave the key out to use its default"
         problems.append(Problem(format_path(keys), message))
-    return problems
+    return list(dict.fromkeys(problems))
+
+
+def refuse(
+    problems: Iterable[tuple[str | tuple[str | int, ...], str]], title: str = "config"
+) -> ValidationError:
+    """For a validator that finds several problems: raise this, and each is reported at its
+    own key (relative to the value validated: a key, or a tuple of keys and indexes) as its
+    own line, instead of the first alone. An empty key is the value itself."""
+    details = [
+        InitErrorDetails(
+            type=PydanticCustomError("value_error", "{error}", {"error": message}),
+            loc=(where,) if isinstance(where, str) and where else tuple(where) if where else (),
+            input=None,
+        )
+        for where, message in problems
+    ]
+    return ValidationError.from_exception_data(title, details)

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from deploy.config import partial
 from deploy.config.base import PROJECT
-from deploy.config.errors import ConfigError, Problem, pydantic_problems
+from deploy.config.errors import ConfigError, error_problems
 from deploy.config.stack import AnyStack, StackConfig
 
 # Top-level keys whose values are plain strings: Pulumi passes "123" for both `123` and
@@ -23,8 +23,12 @@ _ADAPTER: TypeAdapter[StackConfig] = TypeAdapter(AnyStack)
 
 
 def decode_raw(raw: Mapping[str, str]) -> dict[str, Any]:
-    """Decode Pulumi config values (strings, JSON for everything else) into Python values."""
+    """Decode Pulumi config values (strings, JSON for everything else) into Python values.
+    ConfigError names each value nested deeper than nesting.MAX_DEPTH."""
+    from deploy.config import nesting
+
     decoded: dict[str, Any] = {}
+    deep = []
     for key, value in raw.items():
         if not isinstance(value, str):
             decoded[key] = value
@@ -35,30 +39,31 @@ def decode_raw(raw: Mapping[str, str]) -> dict[str, Any]:
                 decoded[key] = json.loads(value)
             except json.JSONDecodeError:
                 decoded[key] = value  # left for the model to report with the key path
+            except RecursionError:  # deeper than the decoder goes: far deeper than allowed
+                deep.append(nesting.Problem(key, nesting.TOO_DEEP))
+                continue
+        problem = nesting.too_deep(decoded[key], key)
+        if problem is not None:
+            deep.append(problem)
+    if deep:
+        raise ConfigError(deep)
     return decoded
-
-
-def _top_key(problem: Problem) -> str:
-    return re.split(r"[.\[]", problem.path, maxsplit=1)[0]
 
 
 def load_config(raw: Mapping[str, Any]) -> StackConfig:
     """Validate decoded config values (keys without the `determined:` prefix); ConfigError
-    lists every problem, each naming its key path."""
+    lists every problem, each naming its key path: the values that fail validation, and
+    what the model validators and cross-section rules find in the others (deploy.config.partial)."""
     raw = dict(raw)
     try:
         cfg = _ADAPTER.validate_python(raw)
     except ValidationError as exc:
-        problems = pydantic_problems(exc, AnyStack, raw)
-        # Report the relations between the remaining keys too: validate again without the
-        # broken top-level keys (where they have defaults) and keep what does not touch them.
-        broken = {_top_key(p) for p in problems}
-        try:
-            cfg = _ADAPTER.validate_python({k: v for k, v in raw.items() if k not in broken})
-        except ValidationError:
-            raise ConfigError(problems) from None
-        problems += cfg.problems(unreliable=broken)
-        raise ConfigError(problems) from None
+        errors = exc.errors(include_url=False)
+        built, found = partial.build(AnyStack, raw, [tuple(e["loc"]) for e in errors])
+        problems = error_problems([*errors, *found], AnyStack, raw)
+        if not partial.is_broken(built):
+            problems += built.problems(partial=True)
+        raise ConfigError(dict.fromkeys(problems)) from None
     problems = cfg.problems()
     if problems:
         raise ConfigError(problems)

@@ -5,19 +5,23 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, field_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from deploy import defaults, kube
 from deploy.config.base import ConfigModel
+from deploy.config.errors import refuse
 from deploy.config.syntax import (
     DnsLabel,
     EnvName,
     Flag,
     Fraction,
     ImageReference,
+    MultilineText,
     NonEmpty,
     Quantity,
+    Text,
     pattern_check,
+    quantity_value,
     whole_number,
 )
 
@@ -102,6 +106,10 @@ PoolName = Annotated[
 ]
 
 
+# The resources a quota caps both as requests and as limits.
+QUOTA_LIMITED = ("cpu", "memory")
+
+
 class QuotaLimits(ConfigModel):
     """Caps on what the namespace's pods may set as limits (limits.cpu, limits.memory)."""
 
@@ -116,6 +124,31 @@ class QuotaConfig(ConfigModel):
     cpu: Quantity | None = None
     memory: Quantity | None = None
     limits: QuotaLimits | None = None
+
+    @model_validator(mode="after")
+    def _limits_hold_requests(self) -> QuotaConfig:
+        # A ResourceQuota caps the sum of the namespace's requests (requests.cpu) and of its
+        # limits (limits.cpu) (https://kubernetes.io/docs/concepts/policy/resource-quotas/,
+        # "Compute Resource Quota", read 2026-11), and the API server refuses a container
+        # whose request exceeds its limit (pkg/apis/core/validation/validation.go,
+        # ValidateResourceRequirements: "must be less than or equal to cpu limit"): so the
+        # requests could never reach a cap above the limits' one.
+        found = []
+        for name in QUOTA_LIMITED:
+            request = getattr(self, name)
+            limit = getattr(self.limits, name) if self.limits else None
+            if request is not None and limit is not None and quantity_value(limit) < quantity_value(request):
+                found.append(
+                    (
+                        ("limits", name),
+                        f"{limit} is below {name} ({request}): a container's {name} request is at most "
+                        f"its limit, so the namespace's requests could never reach {request}; raise "
+                        f"limits.{name} or lower {name}",
+                    )
+                )
+        if found:
+            raise refuse(found)
+        return self
 
 
 def _not_blank(value: str) -> str:
@@ -135,7 +168,7 @@ class ResourcePoolConfig(ConfigModel):
     name: PoolName
     node_pool: NonEmpty
     namespace: DnsLabel | None = None
-    description: str = ""
+    description: Text = ""
     pod_spec: dict[str, Any] = Field(default_factory=dict)
     quota: QuotaConfig | None = None
     # 0.35+: the Determined workspace bound to the pool's namespace (default: the pool's name).
@@ -196,13 +229,13 @@ InterfaceName = Annotated[
 class TaskContainerDefaultsConfig(ConfigModel):
     images: TaskImages = Field(default_factory=TaskImages)
     force_pull_image: Flag = False
-    env: dict[EnvName, str] = Field(default_factory=dict)
+    env: dict[EnvName, MultilineText] = Field(default_factory=dict)
     # /dev/shm of each task (the master's default: 4 GiB).
     shm_size_bytes: whole_number(1, 2**63 - 1) = 4294967296
     # host: task pods on the node's network (RDMA, several NICs); the master's default: bridge.
     network_mode: Literal["bridge", "host"] = "bridge"
     dtrain_network_interface: InterfaceName | None = None
-    startup_hook: NonEmpty | None = None  # a shell command run before each task (0.31+)
+    startup_hook: Annotated[MultilineText, Field(min_length=1)] | None = None  # a script run before each task
     log_policies: list[LogPolicy] | None = None
     cpu_pod_spec: dict[str, Any] = Field(default_factory=dict)
     gpu_pod_spec: dict[str, Any] = Field(default_factory=dict)

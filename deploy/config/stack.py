@@ -9,6 +9,7 @@ section checks its own values.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Iterable
 from typing import Annotated, Any, Literal
 
@@ -31,7 +32,9 @@ from deploy.config.eks import SYSTEM_MIN_NODES, eks_problems
 from deploy.config.errors import Problem, format_path
 from deploy.config.gke import gke_problems
 from deploy.config.master import MasterConfig
+from deploy.config.master_config_size import master_config_size_problems
 from deploy.config.node_pools import CloudNodePool, EksNodePool, ExistingNodePool, GkeNodePool, NodePool
+from deploy.config.partial import Unreliable
 from deploy.config.resource_pools import (
     POD_KEYS,
     QuotaConfig,
@@ -52,7 +55,7 @@ from deploy.config.syntax import (
     quantity_value,
 )
 from deploy.config.tls import CertManagerCertificate, ExposedTls, MasterTls, TlsConfig, dns01_problems
-from deploy.kube import strategic_merge, validation
+from deploy.kube import api_rules, strategic_merge, validation
 
 # Queue quotas of resources whose amount is not known: covered (Kueue refuses a task asking
 # for an uncovered resource) but not limited.
@@ -279,19 +282,25 @@ class StackConfig(ConfigModel):
 
     # --- rules across sections ------------------------------------------------------
 
-    def problems(self, unreliable: Iterable[str] = ()) -> list[Problem]:
-        """Problems across sections. `unreliable`: top-level keys that failed validation
-        and stand at their defaults here; rules that read them are skipped, so that no
-        rule judges the other keys against a value the user did not write."""
+    def problems(self, *, partial: bool = False) -> list[Problem]:
+        """Problems across sections, every rule's. `partial`: the config holds values that
+        failed validation (deploy.config.partial); a rule that reads one is left out, so
+        that no rule judges the other keys against a value the user did not write."""
         found: list[Problem] = []
-
-        def add(path: str, message: str) -> None:
-            found.append(Problem(path, message))
-
-        skip = set(unreliable)
-        for rule, reads in _RULES:
-            if not reads & skip:
-                rule(self, add)
+        for rule in _RULES:
+            mine: list[Problem] = []
+            try:
+                with warnings.catch_warnings():
+                    # Serializing a partial config warns of its BROKEN values.
+                    warnings.simplefilter("ignore" if partial else "default")
+                    rule(self, lambda path, message, mine=mine: mine.append(Problem(path, message)))
+            except Unreliable:
+                continue
+            except Exception:
+                if partial:  # a rule tripping over what is missing: its inputs failed validation
+                    continue
+                raise
+            found += mine
         return found
 
 
@@ -317,7 +326,9 @@ class EksStack(StackConfig):
     def _system_pool_starts(cls, pools: list[EksNodePool], info: ValidationInfo) -> list[EksNodePool]:
         # The default depends on `environment` (validated before nodePools), so it is filled in
         # here; a minNodes the user wrote, 0 included, stays (eks_problems judges it).
-        wanted = SYSTEM_MIN_NODES.get(info.data.get("environment", "dev"), 1)
+        environment = info.data.get("environment", "dev")
+        # Not a string where environment failed validation (deploy.config.partial).
+        wanted = SYSTEM_MIN_NODES.get(environment, 1) if isinstance(environment, str) else 1
         first = next((i for i, pool in enumerate(pools) if _system_capable(pool)), None)
         if first is None or "min_nodes" in pools[first].model_fields_set:
             return pools
@@ -392,18 +403,73 @@ def _namespace_problems(cfg: StackConfig, add: Add) -> None:
                 f"derives the namespace {name!r}, as resourcePools[{j}] does; set {path}",
             )
         derived_from.setdefault(name, i)
-    quota_names: dict[tuple[str, str], int] = {}
+
+
+# Every ResourceQuota of a namespace applies to every pod created in it, and a pod is refused
+# when it would exceed any of them (https://kubernetes.io/docs/concepts/policy/resource-quotas/,
+# read 2026-11; the master relies on it too: "we want to patch the smallest quota",
+# master/internal/rm/kubernetesrm/jobs.go:2431 at v0.38.1). Pools sharing a namespace (one
+# workspace's compute and aux pool; workspaces bound to one namespace, which the master allows:
+# the primary key of workspace_namespace_bindings is (workspace_id, cluster_name, namespace),
+# master/static/migrations/20240724134232_add-workspace-namespace-bindings-table.tx.up.sql at
+# v0.38.1) would each get a quota that in truth caps them all together, at the smallest: so a
+# quota is the namespace's, given on one of its pools.
+def _shared_quota_problems(cfg: StackConfig, add: Add) -> None:
+    quota_of: dict[str, int] = {}
     for i, rp in enumerate(cfg.resource_pools):
         if rp.quota is None:
             continue
-        key = (rp.namespace_name, rp.quota_name)
-        if key in quota_names:
+        j = quota_of.setdefault(rp.namespace_name, i)
+        if j != i:
             add(
-                f"resourcePools[{i}].name",
-                f"its ResourceQuota would be named {rp.quota_name!r} in {rp.namespace_name!r}, like that of "
-                f"resourcePools[{quota_names[key]}]; rename one pool or give them separate namespaces",
+                f"resourcePools[{i}].quota",
+                f"namespace {rp.namespace_name!r} already has the quota of resourcePools[{j}]: every quota "
+                "of a namespace caps every pod in it, so the pools there would share the smallest; give "
+                "the quota on one pool of the namespace (it caps them together) or separate namespaces",
             )
-        quota_names.setdefault(key, i)
+
+
+def _chart_namespace_problems(cfg: StackConfig, add: Add) -> None:
+    """database.fromHelmChart: the migration Job and its Secret go in the chart's namespace,
+    which exists already (the chart's): the stack may not create it nor use the cluster's own."""
+    chart = cfg.database.from_helm_chart
+    if chart is None:
+        return
+    if chart.namespace.startswith("kube-"):
+        add(
+            "database.fromHelmChart.namespace",
+            f"{chart.namespace!r} belongs to the cluster itself: the migration Job and a Secret holding the "
+            "database password would be created there; give the namespace the chart was installed in",
+        )
+        return
+    # Namespaces the stack creates (the master's is database.py's rule): creating one that
+    # exists fails on `up` (AlreadyExists).
+    separate = cfg.master.version_tuple >= versions.RELEASE_NAMESPACE_SINCE  # else the master's
+    if separate and cfg.default_task_namespace == chart.namespace:
+        add(
+            "taskNamespace" if cfg.task_namespace else "namespace",
+            f"the task namespace {chart.namespace!r} is the Helm chart's (database.fromHelmChart.namespace), "
+            "which exists already: the stack creates its task namespace; choose another",
+        )
+    for i, rp in enumerate(cfg.resource_pools):
+        if rp.namespace_name == chart.namespace:
+            add(
+                f"resourcePools[{i}].namespace" if rp.namespace else f"resourcePools[{i}].name",
+                f"{'the derived namespace ' if rp.namespace is None else ''}{chart.namespace!r} is the Helm "
+                "chart's (database.fromHelmChart.namespace), which exists already: the stack creates each "
+                "pool's namespace; give the pool another",
+            )
+
+
+def _pull_secret_problems(cfg: StackConfig, add: Add) -> None:
+    # The API server warns of a pod naming a pull Secret twice, and a merge (apply) may drop
+    # one (kubernetes pkg/api/pod/warnings.go, "duplicate imagePullSecrets (#91629, #58477)",
+    # v1.34.0, read 2026-11): every pod of the stack would carry the repeat.
+    first: dict[str, int] = {}
+    for i, name in enumerate(cfg.image_pull_secrets):
+        j = first.setdefault(name, i)
+        if j != i:
+            add(f"imagePullSecrets[{i}]", f"{name!r} is already imagePullSecrets[{j}]; name each Secret once")
 
 
 def _task_namespace_problems(cfg: StackConfig, add: Add) -> None:
@@ -599,6 +665,9 @@ def pod_spec_problems(path: str, spec: dict[str, Any]) -> list[tuple[str, str]]:
     found += [
         (at(where) if where else path, message) for where, message in validation.template_problems(full)
     ]
+    # What the API server refuses beyond the schema, where the schema found nothing.
+    reported = {where for where, _ in found}
+    found += [(at(w), m) for w, m in api_rules.pod_problems(plain) if at(w) not in reported]
     if not found:
         try:
             strategic_merge.merge_pods({"spec": body}, pod)
@@ -1002,28 +1071,30 @@ def _slots_if_pools_resolve(cfg: StackConfig, add: Add) -> None:
         _slots_problems(cfg, add)
 
 
-# Each cross-section rule with the top-level keys it reads.
-_RULES: list[tuple[Callable[[StackConfig, Add], None], set[str]]] = [
-    (_node_pool_problems, {"nodePools"}),
-    (_namespace_problems, {"namespace", "resourcePools"}),
-    (_task_namespace_problems, {"namespace", "taskNamespace", "master"}),
-    (_resource_pool_problems, {"nodePools", "resourcePools", "defaultComputePool", "defaultAuxPool"}),
-    (_data_problems, {"cloud", "environment", "allowDataDeletion", "database", "checkpointStorage"}),
-    (_pod_spec_problems, {"taskContainerDefaults", "resourcePools"}),
-    (_version_problems, {"master", "taskContainerDefaults"}),
-    (_workspace_problems, {"master", "resourcePools", "nodePools", "slots"}),
-    (_slots_if_pools_resolve, {"slots", "nodePools", "resourcePools"}),
-    (_not_supported_yet, {"cloud", "database", "tls", "gpuOperator"}),
-    (_cloud_rules, {"cloud", "environment", "cluster", "nodePools", "gpuOperator"}),
-    (name_problems, {"cloud", "cluster", "nodePools"}),
-    (_queue_problems, {"scheduler", "kueue", "nodePools", "resourcePools", "slots", "master"}),
-    (_quota_limit_problems, {"resourcePools", "nodePools", "taskContainerDefaults", "master", "slots"}),
-    (_gateway_problems, {"tls"}),
-    (dns01_problems, {"cloud", "tls"}),
-    (backup_problems, {"environment", "database", "checkpointStorage"}),
-    (_master_problems, {"master", "nodePools", "tls", "imagePullSecrets", "registryCredentials"}),
-    (
-        directory_problems,
-        {"checkpointStorage", "namespace", "resourcePools", "cloud", "master", "taskContainerDefaults"},
-    ),
+# Every cross-section rule, in the order its problems are reported. A rule that reads a value
+# which failed validation is left out (StackConfig.problems).
+_RULES: list[Callable[[StackConfig, Add], None]] = [
+    _node_pool_problems,
+    _namespace_problems,
+    _shared_quota_problems,
+    _chart_namespace_problems,
+    _task_namespace_problems,
+    _resource_pool_problems,
+    _data_problems,
+    _pod_spec_problems,
+    _version_problems,
+    _workspace_problems,
+    _slots_if_pools_resolve,
+    _not_supported_yet,
+    _cloud_rules,
+    name_problems,
+    _queue_problems,
+    _quota_limit_problems,
+    _gateway_problems,
+    dns01_problems,
+    backup_problems,
+    _master_problems,
+    _pull_secret_problems,
+    directory_problems,
+    master_config_size_problems,
 ]

@@ -7,12 +7,13 @@ from __future__ import annotations
 import copy
 
 import pytest
-from conftest import BASE, make_config, raw_config
+from conftest import BASE, ROOT, make_config, raw_config
 
 from deploy import defaults
 from deploy.config import ConfigError, load_config
 
-PEM = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+# A real CA certificate: master.caBundle must parse as X.509 (deploy/config/syntax.py).
+PEM = (ROOT / "tests" / "data" / "test-ca.pem").read_text()
 CREDENTIALS = {"server": "mirror.example.com", "username": "robot", "password": "Registry-Token-1"}
 TLS_SECRET = {"source": "secret", "secretName": "det-tls"}
 TLS_MASTER = {"mode": "master", "host": "det.example.com", "certificate": TLS_SECRET}
@@ -90,8 +91,9 @@ def test_master_image_replaces_registry_and_version_and_may_be_pinned_by_digest(
     )
 
 
-def test_pull_secrets_are_the_named_ones_then_the_projects_own_without_repeats():
-    cfg = make_config(imagePullSecrets=["regcred", "other", "regcred"], registryCredentials=CREDENTIALS)
+def test_pull_secrets_are_the_named_ones_then_the_projects_own():
+    # A name given twice is refused (tests/fixtures/bad-config/cross-section.yaml).
+    cfg = make_config(imagePullSecrets=["regcred", "other"], registryCredentials=CREDENTIALS)
     assert cfg.pull_secrets == ["regcred", "other", defaults.REGISTRY_SECRET]
     assert make_config(registryCredentials=CREDENTIALS).pull_secrets == [defaults.REGISTRY_SECRET]
     assert make_config(imagePullSecrets=["regcred"]).pull_secrets == ["regcred"]

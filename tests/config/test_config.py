@@ -534,14 +534,14 @@ BAD_CASES += [
         "determined:resourcePools[1].name: derives the namespace 'det-gpu-a', as resourcePools[0] does; set resourcePools[1].namespace",
     ),
     (
-        "derived quota names collide",
+        "two quotas in one namespace (their derived names would collide too)",
         {
             "resourcePools": [
                 {"name": "gpu_a", "nodePool": "a100", "namespace": "det-shared", "quota": {"gpu": 4}},
                 {"name": "gpu-a", "nodePool": "a100", "namespace": "det-shared", "quota": {"gpu": 4}},
             ]
         },
-        "determined:resourcePools[1].name: its ResourceQuota would be named 'determined-gpu-a' in 'det-shared'",
+        "determined:resourcePools[1].quota: namespace 'det-shared' already has the quota of resourcePools[0]",
     ),
     (
         "pod spec containers not a list",
@@ -802,7 +802,9 @@ def test_empty_and_boolean_values_from_pulumi_are_values_not_strings():
         "cloud": "existing",
     }
     raw = {**raw_config(), **decode_raw({"namespace": "null"})}
-    assert problems(raw) == ["determined:namespace: must be a string, not empty (null)"]
+    assert problems(raw) == [
+        "determined:namespace: must be a string, not empty (null); leave the key out to use its default"
+    ]
 
 
 @pytest.mark.parametrize(("overrides", "expected"), [c[1:] for c in BAD_CASES], ids=[c[0] for c in BAD_CASES])
