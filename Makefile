@@ -22,8 +22,9 @@ $(SCAN_STAMP): requirements-scan.txt
 	$(SCAN_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-scan.txt
 	touch $(SCAN_STAMP)
 
+# The plan ends by listing where it went (build/plan/$(STACK), or OUT=dir) and what each file holds.
 plan: $(STAMP)
-	$(PY) -m plan $(STACK)
+	$(PY) -m plan $(STACK) $(if $(OUT),--out $(OUT))
 
 test: $(STAMP) $(SCAN_STAMP)
 	$(PY) -m pytest

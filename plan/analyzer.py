@@ -228,8 +228,12 @@ def stop(proc: subprocess.Popen) -> None:
 @contextlib.contextmanager
 def _signals_end_the_pack() -> Iterator[None]:
     """While a pack runs, SIGTERM and SIGHUP end the plan by an exception (so the pack is
-    stopped on the way out) instead of killing it outright, which would orphan the pack."""
-    if threading.current_thread() is not threading.main_thread():
+    stopped on the way out) instead of killing it outright, which would orphan the pack.
+    Under the plan's own handler (plan.interrupts), which kills the pack's group itself at
+    once, nothing is changed."""
+    from plan import interrupts
+
+    if threading.current_thread() is not threading.main_thread() or interrupts.handling():
         yield
         return
 

@@ -2,17 +2,18 @@
 
 Exit status: 0 clean; 1 a mandatory policy is violated; 2 a configuration or usage error
 (one line per problem, no traceback); 3 an internal error (a bug: one line, the traceback
-only with --debug).
+only with --debug); 130, 143, 129 ended by SIGINT, SIGTERM, SIGHUP (nothing written).
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import traceback
 from pathlib import Path
 
-from plan import output, stackfile
+from plan import interrupts, output, stackfile
 from plan.errors import PlanFailure, UsageError
 
 USAGE_ERROR = 2
@@ -64,6 +65,11 @@ def _internal_error(exc: BaseException, secrets: set[str] | None, debug: bool) -
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    with interrupts.installed():
+        return _main(args)
+
+
+def _main(args: argparse.Namespace) -> int:
     # None until the config is validated: the real secret values are then known.
     real_secrets: set[str] | None = None
     try:
@@ -78,12 +84,14 @@ def main(argv: list[str] | None = None) -> int:
             path = stackfile.stack_path(stack)
         out = args.out or Path("build") / "plan" / stack
         output.check(out)
-        config, secret_keys = stackfile.load_stack_file(path)
+        # Before the program's modules load: a FIFO or a device is refused at once.
+        stackfile.check_file(path)
 
         from deploy.config import ConfigError, secret_values
         from plan import runner
 
         try:
+            config, secret_keys = stackfile.load_stack_file(path)
             prepared = runner.prepare(config, secret_keys)
         except ConfigError as exc:
             print(f"Configuration errors in {path}:", file=sys.stderr)
@@ -101,8 +109,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return INTERNAL_ERROR
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+        # Only where the handler is not installed (cli.main called off the main thread).
+        print("interrupted: no plan written", file=sys.stderr)
+        return interrupts.exit_status(signal.SIGINT)
     except Exception as exc:
         return _internal_error(exc, real_secrets, args.debug)
     print(runner.summary(result, stack, out))

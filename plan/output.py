@@ -8,11 +8,19 @@ The plan recognises its own output by a marker file, `.determined-plan.json`, th
 every file it wrote. An existing `--out` is replaced only when every file in it is listed
 in its marker (or it is empty); a directory holding anything else is refused and left
 untouched. The plan never deletes a file it did not write.
+
+`--out` is taken as written, never through a symbolic link: a link anywhere on its path is
+refused (as root, a link planted on the way would otherwise steer the plan's files
+anywhere). A signal ends the run without a plan (plan.interrupts): the staging directory
+goes with it, and the move into place is undone if the signal came while it was made. Each
+staging directory is locked (flock) by the run that writes it, so the staging of a killed
+run is told from a live one's and removed by the next run into the same `--out`.
 """
 
 from __future__ import annotations
 
 import errno
+import fcntl
 import json
 import os
 import re
@@ -22,6 +30,7 @@ import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from plan import interrupts
 from plan.errors import PlanFailure, UsageError
 
 MARKER = ".determined-plan.json"
@@ -161,10 +170,34 @@ def marker_files(directory: Path) -> set[str] | None:
 
 def check(out: Path) -> None:
     """Refuse an unusable `--out` before any work is done (OutputError)."""
+    physical(out)
     owned_files(out)  # an `out` below a file fails here
     parent = _existing_ancestor(out.parent)
     if not os.access(parent, os.W_OK | os.X_OK):
         raise OutputError(f"--out {out}: cannot write to {parent}")
+
+
+def physical(out: Path) -> Path:
+    """`out` as an absolute path, its parts taken as written (`..` goes up from where the
+    path has got to, as the kernel takes it). OutputError if a part that exists is a
+    symbolic link. The working directory is the kernel's own path, without links."""
+    current = Path(out.anchor) if out.is_absolute() else Path(os.getcwd())
+    parts = out.parts[1:] if out.is_absolute() else out.parts
+    exists = True
+    for index, part in enumerate(parts):
+        current = current.parent if part == ".." else current / part
+        if not exists:
+            continue
+        try:
+            mode = os.lstat(current).st_mode
+        except OSError:
+            exists = False  # made by the plan (or below a file: owned_files says so)
+            continue
+        if stat.S_ISLNK(mode):
+            if index == len(parts) - 1:
+                raise OutputError(f"--out {out} is a symbolic link; give the directory itself")
+            raise OutputError(f"--out {out}: {current} is a symbolic link; give a path without links")
+    return current
 
 
 def _existing_ancestor(path: Path) -> Path:
@@ -215,63 +248,151 @@ def write(out: Path, stack: str, mode: str, files: dict[str, Writer], needles: s
     have been written. Either way, nothing is changed.
     """
     check(out)
-    shown, out = out, Path(os.path.abspath(out))
+    shown, out = out, physical(out)
     parent = out.parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.plan-", dir=parent))
+        physical(shown)  # no link put on the way meanwhile
+        remove_leftovers(out)
+        staging, lock = _locked_directory(parent, f".{out.name}.plan-")
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         raise OutputError(f"--out {shown}: cannot write to {parent} ({reason})") from None
     try:
-        for name, writer in files.items():
-            path = staging / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            writer(path)
-        marker = {"format": FORMAT, "stack": stack, "mode": mode, "files": sorted(files)}
-        (staging / MARKER).write_text(json.dumps(marker, indent=2) + "\n")
-        _scan(staging, files, needles)
-        os.chmod(staging, 0o777 & ~_umask())
-        return _move_into_place(staging, out)
+        with interrupts.removed_on_signal(staging):
+            for name, writer in files.items():
+                path = staging / name
+                path.parent.mkdir(parents=True, exist_ok=True)
+                writer(path)
+            marker = {"format": FORMAT, "stack": stack, "mode": mode, "files": sorted(files)}
+            (staging / MARKER).write_text(json.dumps(marker, indent=2) + "\n")
+            _scan(staging, files, needles)
+            os.chmod(staging, 0o777 & ~_umask())
+            return _move_into_place(staging, out)
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         raise OutputError(f"--out {shown}: cannot write ({reason})") from None
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)  # the plan's own, unfinished
+        os.close(lock)
+
+
+# What a run leaves beside `out` while it writes: its staging directory, and the earlier
+# plan moved aside while the new one takes its place (tempfile.mkdtemp's 8-character names).
+_LEFTOVER = r"\.{}\.(plan|old)-[a-z0-9_]{{8}}"
+
+
+def _locked_directory(parent: Path, prefix: str, attempts: int = 10) -> tuple[Path, int]:
+    """A new directory in `parent` and a descriptor holding it locked (flock) for as long
+    as this run lives: `remove_leftovers` of another run leaves it alone. That run may lock
+    and delete it between its creation and the lock here: then another is made."""
+    for _ in range(attempts):
+        path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except FileNotFoundError:
+            continue  # removed by another run before it could be locked
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if os.fstat(fd).st_nlink > 0 and _same(path, os.fstat(fd)):
+                return path, fd
+        except BlockingIOError:
+            pass
+        os.close(fd)
+    raise OSError(errno.EAGAIN, "other runs kept removing its staging directory")
+
+
+def remove_leftovers(out: Path) -> None:
+    """Remove what killed runs into `out` left beside it: staging directories no live run
+    holds locked, and earlier plans moved aside (put back when `out` is missing: the run
+    was killed between moving it aside and putting its own in place)."""
+    pattern = re.compile(_LEFTOVER.format(re.escape(out.name)))
+    try:
+        names = os.listdir(out.parent)
+    except OSError:
+        return
+    for name in names:
+        match = pattern.fullmatch(name)
+        if not match:
+            continue
+        path = out.parent / name
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if os.fstat(fd).st_uid != os.geteuid() or not _same(path, os.fstat(fd)):
+                continue  # another user's, or replaced meanwhile
+            if match[1] == "plan":
+                shutil.rmtree(path, ignore_errors=True)
+            elif not os.path.lexists(out) and marker_files(path / "plan") is not None:
+                os.rename(path / "plan", out)
+                _rmdir(path)
+            else:
+                _discard_aside(path)
+        except OSError:
+            continue  # locked by a live run (BlockingIOError), or not ours to remove
+        finally:
+            os.close(fd)
 
 
 def _move_into_place(staging: Path, out: Path, attempts: int = 50) -> list[str]:
     """Rename `staging` to `out`, moving an earlier plan there aside and deleting its files.
-    Another run may put its plan in place meanwhile: then that one is replaced in turn."""
+    Another run may put its plan in place meanwhile: then that one is replaced in turn.
+
+    Signals wait while the plans are swapped (plan.interrupts.deferred): one that came
+    meanwhile has the swap undone before it ends the run, so no plan is written."""
     warnings: list[str] = []
     for _ in range(attempts):
         if owned_files(out) is None:
-            try:
-                os.rename(staging, out)
-                return warnings
-            except OSError as exc:
-                if exc.errno in (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR, errno.EISDIR):
-                    continue  # another run got there first
-                raise OutputError(f"--out {out}: cannot write ({exc.strerror})") from None
-        holder = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=staging.parent))
+            with interrupts.deferred():
+                if interrupts.received():
+                    return warnings  # leaving `deferred` ends the run
+                try:
+                    os.rename(staging, out)
+                except OSError as exc:
+                    if exc.errno in (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR, errno.EISDIR):
+                        continue  # another run got there first
+                    raise OutputError(f"--out {out}: cannot write ({exc.strerror})") from None
+                if interrupts.received():
+                    os.rename(out, staging)
+                else:
+                    interrupts.written(out)
+            return warnings
+        holder, lock = _locked_directory(staging.parent, f".{out.name}.old-")
         try:
-            os.rename(out, holder / "plan")
-        except FileNotFoundError:
-            holder.rmdir()
-            continue  # another run moved it away
-        try:
-            os.rename(staging, out)
-        except OSError:
-            try:
-                os.rename(holder / "plan", out)  # put the earlier plan back
-                holder.rmdir()
-                continue
-            except OSError:
-                pass  # another run's plan is in place: the earlier one goes
-            warnings += _discard_aside(holder)
-            continue
-        return warnings + _discard_aside(holder)
+            with interrupts.deferred():
+                if interrupts.received():
+                    holder.rmdir()
+                    return warnings
+                try:
+                    os.rename(out, holder / "plan")
+                except FileNotFoundError:
+                    holder.rmdir()
+                    continue  # another run moved it away
+                try:
+                    os.rename(staging, out)
+                except OSError:
+                    try:
+                        os.rename(holder / "plan", out)  # put the earlier plan back
+                        holder.rmdir()
+                        continue
+                    except OSError:
+                        pass  # another run's plan is in place: the earlier one goes
+                    warnings += _discard_aside(holder)
+                    continue
+                if interrupts.received():
+                    # Undone: the earlier plan back in place, this one back to staging.
+                    os.rename(out, staging)
+                    os.rename(holder / "plan", out)
+                    holder.rmdir()
+                    return warnings
+                interrupts.written(out)
+                return warnings + _discard_aside(holder)
+        finally:
+            os.close(lock)
     raise OutputError(f"--out {out}: other runs kept replacing it; try again")
 
 

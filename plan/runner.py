@@ -28,7 +28,7 @@ from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime import stack as pulumi_stack
 
 from deploy import config as stack_config
-from plan import cloud_check, output, policy_check
+from plan import cloud_check, kube_check, output, policy_check
 from plan.errors import PlanFailure
 from plan.mocks import PlanMocks, Recorder, RecordingMonitor, Registration
 from plan.redaction import redact
@@ -235,6 +235,8 @@ def run(prepared: Prepared, stack: str, policies=None, preview: bool = False) ->
     # What the clouds' APIs would refuse is a bug here (validation should have refused it).
     cloud_check.check(result.resources)
     result.master_yaml = recorder.master_yaml
+    # And what the Kubernetes API server would refuse beyond its schema.
+    kube_check.check(result.resources, result.master_yaml)
     if result.master_yaml is not None:
         result.warnings += check_master_yaml(result.master_yaml, prepared.cfg.master.version, result.secrets)
     result.outputs = redact(recorder.stack_outputs)
@@ -290,10 +292,16 @@ def _text(content: str):
 
 
 def contents(result: PlanResult) -> dict[str, Any]:
-    """The plan's files: relative path -> writer."""
+    """The plan's files: relative path -> writer. A plan that breaks a mandatory policy is
+    policy.json alone: what the violation is about may be a secret written in clear (a
+    password in master.env), and the other files would hold it; policy.json holds what the
+    summary prints."""
+    policy = _text(json.dumps(result.violations, indent=2) + "\n")
+    if result.mandatory_violations:
+        return {"policy.json": policy}
     files = {
         "resources.json": _text(json.dumps(result.resources, indent=2, sort_keys=True) + "\n"),
-        "policy.json": _text(json.dumps(result.violations, indent=2) + "\n"),
+        "policy.json": policy,
         "outputs.json": _text(json.dumps(result.outputs, indent=2, sort_keys=True) + "\n"),
     }
     if result.master_yaml is not None:
@@ -308,6 +316,36 @@ def write(result: PlanResult, out: Path) -> list[str]:
     """Write the plan into `out` (see plan.output). Returns warnings to show the user."""
     mode = "preview" if result.preview else "update"
     return result.warnings + output.write(Path(out), result.stack, mode, contents(result), result.secrets)
+
+
+# What each file of a plan holds, as the summary lists it.
+FILE_GUIDE = {
+    "resources.json": "every resource: type, name, parent, inputs, dependsOn, options",
+    "manifests/": "every Kubernetes object, one YAML file each",
+    "master.yaml": "the master's configuration as the master receives it",
+    "policy.json": "each policy violation: policy, level, resource, message",
+    "outputs.json": "the stack's exports",
+    output.MARKER: "the plan's marker: its stack, mode and files",
+}
+
+
+def _guide(result: PlanResult, out: Path) -> list[str]:
+    """Where the plan went and what each file holds, one line each."""
+    names = list(contents(result))
+    if result.mandatory_violations:
+        return [
+            f"Wrote only {out}/policy.json: a mandatory policy is violated, and the plan's other files "
+            "could hold what it is about in clear (they are not written)"
+        ]
+    present = {name.split("/", 1)[0] + "/" if "/" in name else name for name in names} | {output.MARKER}
+    manifests = sum(name.startswith("manifests/") for name in names)
+    width = max(len(name) for name in present)
+    lines = [f"Wrote {out}:"]
+    for name, what in FILE_GUIDE.items():
+        if name in present:
+            count = f" ({manifests} files)" if name == "manifests/" else ""
+            lines.append(f"  {name:<{width}}  {what}{count}")
+    return lines
 
 
 def summary(result: PlanResult, stack: str, out: Path) -> str:
@@ -329,5 +367,5 @@ def summary(result: PlanResult, stack: str, out: Path) -> str:
         lines.append(
             f"  {waiting} check(s) wait for values a first preview does not know yet (listed in policy.json)"
         )
-    lines.append(f"Wrote {out}")
+    lines += _guide(result, out)
     return "\n".join(lines)

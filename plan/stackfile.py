@@ -7,13 +7,23 @@ every rule a secret has to meet (Determined's password rule included) and marks 
 secret. The stand-in never reaches an output (the plan's last check makes sure).
 
 Every problem with the file is a `StackFileError` with a one-line message that never
-quotes the file's text (a line of it may hold a password).
+quotes the file's text (a line of it may hold a password); a value too deep or too large
+is a `ConfigError` naming its key.
+
+Hostile files are bounded before they cost anything: only a regular file is opened (a FIFO
+or a device never is), at most MAX_FILE_BYTES are read, and as the YAML is composed no
+value may nest more than MAX_DEPTH levels (deploy.config.nesting) nor the document hold
+more than MAX_VALUES values or MAX_FILE_BYTES of text, its aliases counted as what they
+repeat (a "billion laughs" of nine aliases a level is refused at its first level over the
+limit, not after it has grown to gigabytes).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +38,19 @@ STACKS_DIR = Path(__file__).resolve().parent.parent / "stacks"
 
 # Pulumi's rule for stack names (matched whole: `$` would let a trailing newline through).
 _STACK_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
+# The project's own keys: a value over a limit there is a configuration problem.
+PROJECT_PREFIX = "determined:"
 # A config key: <namespace>:<key>.
 _CONFIG_KEY = re.compile(r"[^:]+:.+")
+
+# A stack file holds a few kilobytes; the largest value the project takes (a pool's
+# description, rendered into a Secret of at most 1 MiB) fits many times over.
+MAX_FILE_BYTES = 4 * 1024 * 1024
+# Values (mappings, lists, scalars, keys) a stack file may hold, aliases expanded: the
+# largest example stack holds a few hundred; parsing 50000 takes under a second.
+MAX_VALUES = 50_000
+# This many levels of nesting at most below a config key (one limit for every value).
+MAX_DEPTH = 64  # deploy.config.nesting.MAX_DEPTH (checked by a test: that module loads pydantic)
 
 
 class StackFileError(UsageError):
@@ -53,11 +74,91 @@ class DuplicateKeyError(yaml.MarkedYAMLError):
         super().__init__(problem=f"the key {key!r} appears twice", problem_mark=mark)
 
 
+class _Refused(Exception):
+    """A value over a limit, found while composing: where (the path from the document's
+    root: key nodes, list indexes, None for a key being composed), what, and the mark."""
+
+    def __init__(self, path: list[Any], message: str, mark: yaml.Mark):
+        super().__init__(message)
+        self.path = list(path)
+        self.message = message
+        self.mark = mark
+
+
 class _Loader(yaml.SafeLoader):
     """YAML as Pulumi reads stack files (YAML 1.2 scalars): dates stay strings and only
     true/false are booleans (`yes`, `no`, `on`, `off` stay strings). A key twice in one
     mapping, at any depth, is an error (go-yaml v3: "mapping key ... already defined"),
-    not the last one winning."""
+    not the last one winning.
+
+    Composition is measured as it goes (see the module's docstring): each node's size
+    expanded (values, text, height) is kept, so an alias costs what it repeats at once."""
+
+    def __init__(self, stream: str):
+        super().__init__(stream)
+        self._path: list[Any] = []
+        # id(node) -> (values, characters of text, levels of nesting), aliases expanded.
+        self._measures: dict[int, tuple[int, int, int]] = {}
+        self._values = 0
+        self._text = 0
+
+    def _level(self) -> int:
+        """The nesting level of the node being composed: 1 for a config key's value (or the
+        document itself, outside `config`)."""
+        path = self._path
+        in_config = len(path) >= 3 and isinstance(path[1], yaml.ScalarNode) and path[1].value == "config"
+        return len(path) - 2 if in_config else len(path)
+
+    def _count(self, values: int, text: int, height: int, mark: yaml.Mark) -> None:
+        if height and self._level() + height - 1 > MAX_DEPTH:
+            raise _Refused(self._path, f"nested more than {MAX_DEPTH} levels deep", mark)
+        self._values += values
+        self._text += text
+        over = None
+        if self._values > MAX_VALUES:
+            over = f"{MAX_VALUES} values"
+        elif self._text > MAX_FILE_BYTES:
+            over = f"{_mib(MAX_FILE_BYTES)} of text"
+        if over:
+            message = (
+                f"the stack file holds more than {over} by here, YAML aliases counted as what they repeat"
+            )
+            raise _Refused(self._path[:3], message, mark)
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
+        self._path.append(index)
+        try:
+            event = self.peek_event()
+            if isinstance(event, yaml.AliasEvent):
+                node = self.anchors.get(event.anchor)
+                if node is not None:
+                    measure = self._measures.get(id(node))
+                    if measure is None:  # still being composed: the alias is inside it
+                        raise _Refused(self._path, "a YAML alias inside the value it names", event.start_mark)
+                    self._count(*measure, event.start_mark)
+                return super().compose_node(parent, index)
+            if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                self._count(0, 0, 1, event.start_mark)  # before going a level deeper
+            node = super().compose_node(parent, index)
+            if isinstance(node, yaml.ScalarNode):
+                measure = (1, len(node.value), 0)
+                self._count(1, len(node.value), 0, event.start_mark)
+            else:
+                pairs = (
+                    node.value if isinstance(node, yaml.MappingNode) else [(child,) for child in node.value]
+                )
+                children = [child for pair in pairs for child in pair]
+                inner = [self._measures[id(child)] for child in children]
+                measure = (
+                    1 + sum(m[0] for m in inner),
+                    sum(m[1] for m in inner),
+                    1 + max((m[2] for m in inner), default=0),
+                )
+                self._count(1, 0, 0, event.start_mark)
+            self._measures[id(node)] = measure
+            return node
+        finally:
+            self._path.pop()
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         # As go-yaml compares keys: by their text, before any merge (`<<`) is applied.
@@ -68,6 +169,21 @@ class _Loader(yaml.SafeLoader):
                     raise DuplicateKeyError(key_node.value, key_node.start_mark)
                 seen.add(key_node.value)
         return super().construct_mapping(node, deep=deep)
+
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+        try:
+            return super().construct_yaml_int(node)
+        except ValueError:  # Python reads at most 4300 digits (sys.get_int_max_str_digits)
+            raise yaml.constructor.ConstructorError(
+                None, None, "a number too long to read", node.start_mark
+            ) from None
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1024 * 1024):.3g} MiB"
 
 
 _Loader.yaml_implicit_resolvers = {
@@ -117,17 +233,115 @@ def _yaml_error(path: Path, text: str, exc: yaml.YAMLError) -> StackFileError:
     return StackFileError(f"{path} is not valid YAML{where}: {problem}")
 
 
-def _read_text(path: Path) -> str:
+# What a file that is not a stack file is, by the type of its inode.
+_KINDS = {
+    stat.S_IFDIR: "a directory",
+    stat.S_IFIFO: "a named pipe (FIFO)",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+}
+
+
+def _refuse_unless_regular(path: Path, status: os.stat_result) -> None:
+    if not stat.S_ISREG(status.st_mode):
+        kind = _KINDS.get(stat.S_IFMT(status.st_mode), "not a regular file")
+        raise StackFileError(f"{path} is {kind}, not a stack file")
+    if status.st_size > MAX_FILE_BYTES:
+        raise StackFileError(
+            f"{path} is larger than a stack file may be "
+            f"({_mib(status.st_size)}; at most {_mib(MAX_FILE_BYTES)})"
+        )
+
+
+def _os_error(path: Path, exc: OSError) -> StackFileError:
+    if isinstance(exc, FileNotFoundError):
+        return StackFileError(f"no stack file {path}")
+    if isinstance(exc, PermissionError):
+        return StackFileError(f"cannot read {path}: permission denied")
+    return StackFileError(f"cannot read {path}: {exc.strerror or type(exc).__name__}")
+
+
+def check_file(path: Path) -> None:
+    """Refuse, without opening it, what cannot be a stack file: a directory, a FIFO, a
+    device, a socket, a file over MAX_FILE_BYTES (StackFileError)."""
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise StackFileError(f"no stack file {path}") from None
-    except IsADirectoryError:
-        raise StackFileError(f"{path} is a directory, not a stack file") from None
-    except PermissionError:
-        raise StackFileError(f"cannot read {path}: permission denied") from None
+        status = os.stat(path)
     except OSError as exc:
-        raise StackFileError(f"cannot read {path}: {exc.strerror or type(exc).__name__}") from None
+        raise _os_error(path, exc) from None
+    _refuse_unless_regular(path, status)
+
+
+def _read_bytes(path: Path) -> bytes:
+    """The file's bytes: a regular file only, opened without blocking (if it was swapped for
+    a FIFO since it was checked) and read up to the limit."""
+    check_file(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise _os_error(path, exc) from None
+    try:
+        _refuse_unless_regular(path, os.fstat(fd))
+        chunks = []
+        left = MAX_FILE_BYTES + 1
+        while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
+            chunks.append(chunk)
+            left -= len(chunk)
+    except OSError as exc:
+        raise _os_error(path, exc) from None
+    finally:
+        os.close(fd)
+    if left <= 0:  # it grew since it was checked
+        raise StackFileError(f"{path} is larger than a stack file may be (at most {_mib(MAX_FILE_BYTES)})")
+    return b"".join(chunks)
+
+
+# Byte order marks of the encodings YAML allows besides UTF-8 (YAML 1.2.2 §5.2), longest first.
+_MARKS = (
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\xfe\xff", "UTF-16"),
+    (b"\xff\xfe", "UTF-16"),
+)
+
+
+def _wide_encoding(data: bytes) -> str | None:
+    """UTF-16 or UTF-32, by its byte order mark, or without one by where its NUL bytes are
+    (text in ASCII letters: every other byte, or three bytes of four)."""
+    for mark, name in _MARKS:
+        if data.startswith(mark):
+            return name
+    head = data[:64]
+    for width, name in ((4, "UTF-32"), (2, "UTF-16")):
+        if len(head) < 2 * width:
+            continue
+        for letter in (0, width - 1):  # little-endian: the letter first; big-endian: last
+            lanes = [head[i::width] for i in range(width)]
+            if 0 not in lanes[letter] and all(not any(lane) for i, lane in enumerate(lanes) if i != letter):
+                return name
+    return None
+
+
+# Pulumi's YAML reader (go-yaml v3, readerc.go yaml_parser_determine_encoding) decodes UTF-16
+# that starts with a byte order mark; anything else without a UTF-8 one is read as UTF-8.
+_UTF16_MARKS = (b"\xfe\xff", b"\xff\xfe")
+
+
+def _read_text(path: Path) -> str:
+    data = _read_bytes(path)
+    wide = _wide_encoding(data)
+    if wide == "UTF-16" and data.startswith(_UTF16_MARKS):
+        try:
+            text = data.decode("utf-16")
+        except UnicodeDecodeError:
+            raise StackFileError(f"{path} is not UTF-16 text (it starts as such, then breaks)") from None
+        if "\0" in text:
+            raise StackFileError(f"{path} is not a text file (it holds NUL characters)")
+        return text
+    if wide:
+        raise StackFileError(
+            f"{path} is {wide} text without the byte order mark Pulumi reads it by; save it as UTF-8"
+        )
     if b"\0" in data:
         raise StackFileError(f"{path} is not a text file (it holds NUL bytes)")
     try:
@@ -156,25 +370,57 @@ def _replace_encrypted(value: Any) -> tuple[Any, bool]:
 
 def _to_json(path: Path, key: str, value: Any) -> str:
     try:
-        return json.dumps(value)
+        # Go's encoding/json, which Pulumi hands values through, has no NaN or infinity.
+        return json.dumps(value, allow_nan=False)
     except (TypeError, ValueError):
         raise StackFileError(
             f"{path}: the value of {key} holds YAML that has no JSON form (binary data, a set, "
-            "or a mapping with non-string keys)"
+            ".inf or .nan, or a mapping with non-string keys)"
         ) from None
-    except RecursionError:
-        raise StackFileError(f"{path}: the value of {key} is nested too deeply") from None
+
+
+def _shown_key(key: Any) -> str:
+    """A config key that is not a string, as the user wrote it, in words."""
+    if key is None:
+        return "null (an empty key)"
+    if isinstance(key, bool):
+        return f"{str(key).lower()} (a boolean)"
+    if isinstance(key, (int, float)):
+        return f"{key!r} (a number)"
+    return "not a string"  # a list or mapping key is refused as unhashable first
+
+
+def _refused(path: Path, exc: _Refused) -> Exception:
+    """A value over a limit: a ConfigError naming its key path for a `determined:` key, else
+    a StackFileError naming where it is."""
+    from deploy.config import ConfigError, Problem, nesting
+
+    parts: list[str | int] = []
+    for index in exc.path[1:]:
+        if isinstance(index, int):
+            parts.append(index)
+        else:
+            parts.append(index.value if isinstance(index, yaml.ScalarNode) else "(a key)")
+    where = f"line {exc.mark.line + 1}, column {exc.mark.column + 1}"
+    prefix = PROJECT_PREFIX
+    if len(parts) >= 2 and parts[0] == "config" and str(parts[1]).startswith(prefix):
+        key_path = [str(parts[1])[len(prefix) :], *parts[2:]]
+        return ConfigError([Problem(nesting.shown_path(key_path), f"{exc.message} ({where})")])
+    shown = nesting.shown_path(parts) if parts else "the document"
+    return StackFileError(f"{path}: {shown}: {exc.message} ({where})")
 
 
 def load_stack_file(path: Path) -> tuple[dict[str, str], list[str]]:
-    """(config as Pulumi passes it to the program, keys holding encrypted values)."""
+    """(config as Pulumi passes it to the program, keys holding encrypted values).
+    StackFileError for a file that cannot be read as a stack file; ConfigError for a
+    `determined:` value over a limit."""
     text = _read_text(path)
     try:
         document = yaml.load(text, Loader=_Loader)  # a SafeLoader
     except yaml.YAMLError as exc:
         raise _yaml_error(path, text, exc) from None
-    except RecursionError:
-        raise StackFileError(f"{path} is not valid YAML: nested too deeply") from None
+    except _Refused as exc:
+        raise _refused(path, exc) from None
     if document is None:
         document = {}
     if not isinstance(document, dict):
@@ -190,7 +436,7 @@ def load_stack_file(path: Path) -> tuple[dict[str, str], list[str]]:
     for key, raw in entries.items():
         if not isinstance(key, str) or not _CONFIG_KEY.fullmatch(key):
             hint = f" (for example determined:{key})" if isinstance(key, str) and ":" not in key else ""
-            shown = repr(key) if isinstance(key, str) else f"a {type(key).__name__}"
+            shown = repr(key) if isinstance(key, str) else _shown_key(key)
             raise StackFileError(f"{path}: config key {shown} is not of the form <namespace>:<key>{hint}")
         value, encrypted = _replace_encrypted(raw)
         if encrypted:

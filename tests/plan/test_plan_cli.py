@@ -454,7 +454,7 @@ CASES: dict[str, Case] = {
     "a key that is not a string": Case(
         stack("config:\n  1: existing\n"),
         2,
-        ERROR.format(r"Pulumi\.t\.yaml: config key a int is not of the form <namespace>:<key>"),
+        ERROR.format(r"Pulumi\.t\.yaml: config key 1 \(a number\) is not of the form <namespace>:<key>"),
     ),
     "a value with no JSON form": Case(
         stack("config:\n  determined:cluster: !!binary aGVsbG8=\n"),

@@ -77,8 +77,10 @@ def test_stack_names_that_are_not(name):
         stackfile.check_stack_name(name)
 
 
-def test_deep_nesting_is_a_usage_error(tmp_path):
-    with pytest.raises(StackFileError, match="nested too deeply"):
+def test_deep_nesting_is_a_configuration_error_naming_the_key(tmp_path):
+    from deploy.config import ConfigError
+
+    with pytest.raises(ConfigError, match=r"^determined:x\[0\]\[0\].*: nested more than 64 levels deep"):
         load(tmp_path, "config:\n  determined:x: " + "[" * 5000 + "]" * 5000 + "\n")
 
 
@@ -93,10 +95,10 @@ def test_a_file_that_cannot_be_read_is_a_usage_error(tmp_path, monkeypatch, erro
     path = tmp_path / "Pulumi.t.yaml"
     path.write_text("config: {}\n")
 
-    def read_bytes(self):
+    def open_(*args, **kwargs):
         raise error
 
-    monkeypatch.setattr(type(path), "read_bytes", read_bytes)
+    monkeypatch.setattr(stackfile.os, "open", open_)
     with pytest.raises(StackFileError) as info:
         stackfile.load_stack_file(path)
     assert str(info.value) == message.format(path)

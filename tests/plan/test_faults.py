@@ -1,0 +1,439 @@
+"""The plan survives hostile files, signals and paths, run as real processes where it counts.
+
+- Signals (real runs: tests/plan/test_signals.py): the move of a plan into place is undone
+  when a signal arrives meanwhile.
+- Files: an alias bomb is refused in under 2 s and 200 MB; /dev/zero, a FIFO, a socket, a
+  directory are refused without being read; deep YAML, too large a file, UTF-16/UTF-32,
+  a null key are refused in one line.
+- Paths: an --out through a symbolic link is refused; the staging a killed run left is
+  removed by the next run, a live run's is not.
+- A plan that breaks a mandatory policy writes policy.json alone.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import ROOT
+
+from deploy.config import ConfigError, decode_raw, nesting
+from plan import cli, output, stackfile
+from plan.output import MARKER
+from plan.stackfile import StackFileError
+
+LOCAL = ROOT / "stacks" / "Pulumi.local.yaml"
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+# How long a signalled run may take to end.
+STOP_WITHIN = 1.0
+
+
+def plan_process(args: list[str], cwd: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "plan", *args],
+        cwd=cwd,
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def tree(directory: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(directory).as_posix(): p.read_bytes()
+        for p in sorted(directory.rglob("*"))
+        if p.is_file()
+    }
+
+
+def processes_of_stack(stack: str) -> list[int]:
+    """Processes started for `stack` (the policy pack gets PULUMI_STACK in its environment)."""
+    found = []
+    needle = f"PULUMI_STACK={stack}\0".encode()
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                if needle in Path(f"/proc/{name}/environ").read_bytes():
+                    found.append(int(name))
+            except OSError:
+                pass
+    return found
+
+
+def test_a_signal_while_the_plan_moves_into_place_undoes_the_move(tmp_path, monkeypatch):
+    """The swap of plans is shielded: a signal then is acted on after the swap is undone."""
+    from plan import interrupts
+
+    out = tmp_path / "out"
+    output.write(out, "s", "update", {"a.json": lambda p: p.write_text("old\n")}, set())
+    before = tree(out)
+    ended = []
+    monkeypatch.setattr(interrupts, "_end", lambda signum: ended.append(signum))
+    real_rename = os.rename
+
+    def rename(src, dst):
+        real_rename(src, dst)
+        if Path(dst) == out:
+            interrupts._handle(signal.SIGTERM, None)  # arrives just as the new plan is in place
+
+    monkeypatch.setattr(os, "rename", rename)
+    output.write(out, "s", "update", {"a.json": lambda p: p.write_text("new\n")}, set())
+    assert ended == [signal.SIGTERM]
+    assert tree(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+# --- hostile files --------------------------------------------------------------------------
+
+BOMB = """\
+config:
+  determined:cloud: existing
+  determined:master:
+    a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
+    b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
+    c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
+    d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
+    e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
+    f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
+    g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
+    h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]
+    i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
+"""
+
+
+def test_an_alias_bomb_is_refused_in_under_2_s_and_200_mb(tmp_path):
+    path = tmp_path / "Pulumi.bomb.yaml"
+    path.write_text(BOMB)
+    started = time.monotonic()
+    with pytest.raises(ConfigError) as info:
+        stackfile.load_stack_file(path)
+    assert time.monotonic() - started < 2.0
+    (problem,) = info.value.problems
+    assert problem.path == "master"
+    assert problem.message.startswith(f"the stack file holds more than {stackfile.MAX_VALUES} values by here")
+    # The whole process, as a user runs it: its peak memory from the kernel, measured by a
+    # small parent (a child forked from this large one would start with its peak).
+    process = subprocess.run(
+        [sys.executable, "-c", MEASURED, "-m", "plan", "--config", path.name, "--out", "out"],
+        cwd=tmp_path,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    peak_kib, code = map(int, process.stdout.split())
+    assert code == 2, process.stderr
+    assert peak_kib * 1024 < 200 * 1024 * 1024, f"{peak_kib} KiB"
+    assert process.stderr.splitlines()[1].startswith(
+        "  determined:master: the stack file holds more than 50000 values"
+    )
+
+
+# Runs its arguments as a Python command line and prints the run's peak resident memory
+# (getrusage(2) ru_maxrss: KiB on Linux) and exit status.
+MEASURED = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.executable, [sys.executable, *sys.argv[1:]])
+_, status, usage = os.wait4(pid, 0)
+print(usage.ru_maxrss, os.waitstatus_to_exitcode(status))
+"""
+
+
+def test_text_repeated_by_aliases_counts_as_the_text_it_repeats(tmp_path):
+    path = tmp_path / "Pulumi.t.yaml"
+    path.write_text(
+        "config:\n  determined:master: {a: &a " + "x" * 200_000 + ", b: [" + ", ".join(["*a"] * 30) + "]}\n"
+    )
+    with pytest.raises(ConfigError, match="more than 4 MiB of text"):
+        stackfile.load_stack_file(path)
+
+
+def test_a_value_holding_itself_is_refused(tmp_path):
+    path = tmp_path / "Pulumi.t.yaml"
+    path.write_text("config:\n  determined:master: &m {x: [*m]}\n")
+    with pytest.raises(ConfigError) as info:
+        stackfile.load_stack_file(path)
+    assert (
+        str(info.value)
+        == "determined:master.x[0]: a YAML alias inside the value it names (line 2, column 30)"
+    )
+
+
+@pytest.mark.parametrize("depth", [65, 330, 5000])
+def test_yaml_nested_deeper_than_the_limit_is_refused_naming_the_key(tmp_path, depth):
+    path = tmp_path / "Pulumi.t.yaml"
+    path.write_text("config:\n  determined:tls: " + "{a: " * depth + "1" + "}" * depth + "\n")
+    with pytest.raises(ConfigError) as info:
+        stackfile.load_stack_file(path)
+    (problem,) = info.value.problems
+    assert (problem.path, problem.message.split(" (")[0]) == ("tls.a.a.a.a.a.a.a…", nesting.TOO_DEEP)
+
+
+def test_yaml_nested_to_the_limit_is_read(tmp_path):
+    depth = nesting.MAX_DEPTH
+    path = tmp_path / "Pulumi.t.yaml"
+    path.write_text("config:\n  determined:tls: " + "[" * depth + "]" * depth + "\n")
+    config, _ = stackfile.load_stack_file(path)
+    assert decode_raw({"tls": config["determined:tls"]})["tls"]  # and decode_raw agrees
+
+
+def test_an_alias_that_nests_a_value_too_deep_is_refused(tmp_path):
+    path = tmp_path / "Pulumi.t.yaml"
+    half = 40
+    path.write_text(
+        "deep: &d "
+        + "[" * half
+        + "]" * half
+        + "\nconfig:\n  determined:tls: "
+        + "[" * half
+        + "*d"
+        + "]" * half
+        + "\n"
+    )
+    with pytest.raises(ConfigError, match=r"nested more than 64 levels deep"):
+        stackfile.load_stack_file(path)
+
+
+def test_the_stack_files_limit_is_the_configurations(tmp_path):
+    assert stackfile.MAX_DEPTH == nesting.MAX_DEPTH
+
+
+def test_deep_yaml_outside_config_is_a_stack_file_error(tmp_path):
+    path = tmp_path / "Pulumi.t.yaml"
+    path.write_text("notes: " + "[" * 100 + "]" * 100 + "\nconfig: {}\n")
+    with pytest.raises(
+        StackFileError, match=r"notes\[0\]\[0\]\[0\].*: nested more than 64 levels deep \(line 1"
+    ):
+        stackfile.load_stack_file(path)
+
+
+def test_decode_raw_refuses_json_nested_too_deep_for_every_key():
+    deep = "[" * 70 + "]" * 70
+    with pytest.raises(ConfigError) as info:
+        decode_raw({"tls": deep, "cluster": "[" * 100_000 + "]" * 100_000, "cloud": "existing"})
+    assert [str(p) for p in info.value.problems] == [
+        "determined:tls[0][0][0][0][0][0][0]…: nested more than 64 levels deep",
+        "determined:cluster: nested more than 64 levels deep",
+    ]
+
+
+def refused(tmp_path: Path, config: str, cwd: Path | None = None) -> tuple[int, str, float]:
+    """A real run's exit status, stderr and time."""
+    started = time.monotonic()
+    process = subprocess.run(
+        [sys.executable, "-m", "plan", "--config", config, "--out", "out"],
+        cwd=cwd or tmp_path,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    return process.returncode, process.stderr, time.monotonic() - started
+
+
+def test_dev_zero_and_a_fifo_are_refused_without_being_read(tmp_path):
+    fifo = tmp_path / "Pulumi.fifo.yaml"
+    os.mkfifo(fifo)
+    for config, kind in (("/dev/zero", "a character device"), (fifo.name, "a named pipe (FIFO)")):
+        code, stderr, took = refused(tmp_path, config)
+        assert (code, stderr) == (2, f"error: {config} is {kind}, not a stack file\n")
+        assert took < 10  # the interpreter and the plan's imports; reading would never end
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_fifo_swapped_in_after_the_check_is_not_read(tmp_path, monkeypatch):
+    fifo = tmp_path / "Pulumi.t.yaml"
+    os.mkfifo(fifo)
+    monkeypatch.setattr(stackfile, "check_file", lambda path: None)
+    with pytest.raises(StackFileError, match=r"is a named pipe \(FIFO\), not a stack file"):
+        stackfile.load_stack_file(fifo)
+
+
+def test_a_socket_and_a_directory_are_refused(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    server = socket.socket(socket.AF_UNIX)
+    server.bind("Pulumi.sock.yaml")
+    try:
+        with pytest.raises(StackFileError, match=r"^Pulumi.sock.yaml is a socket, not a stack file$"):
+            stackfile.load_stack_file(Path("Pulumi.sock.yaml"))
+    finally:
+        server.close()
+    with pytest.raises(StackFileError, match=r"is a directory, not a stack file$"):
+        stackfile.load_stack_file(tmp_path)
+
+
+def test_a_file_over_the_size_limit_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    path = tmp_path / "Pulumi.t.yaml"
+    with path.open("wb") as f:
+        f.truncate(stackfile.MAX_FILE_BYTES + 1)
+    read = []
+    monkeypatch.setattr(os, "read", lambda *args: read.append(args))
+    with pytest.raises(StackFileError) as info:
+        stackfile.load_stack_file(path)
+    assert str(info.value) == f"{path} is larger than a stack file may be (4 MiB; at most 4 MiB)"
+    assert read == []
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-be"])
+def test_only_utf_16_with_a_byte_order_mark_is_read_besides_utf_8(tmp_path, encoding):
+    # As Pulumi's YAML reader (go-yaml v3) does: it decodes UTF-16 by its byte order mark
+    # ("utf-16" writes one), and reads anything else as UTF-8.
+    path = tmp_path / "Pulumi.t.yaml"
+    path.write_bytes("config:\n  determined:cloud: existing\n".encode(encoding))
+    if encoding == "utf-16":
+        assert stackfile.load_stack_file(path) == ({"determined:cloud": "existing"}, [])
+        return
+    with pytest.raises(StackFileError) as info:
+        stackfile.load_stack_file(path)
+    name = "UTF-16" if encoding.startswith("utf-16") else "UTF-32"
+    assert str(info.value) == (
+        f"{path} is {name} text without the byte order mark Pulumi reads it by; save it as UTF-8"
+    )
+
+
+@pytest.mark.parametrize(
+    ("key", "shown"),
+    [
+        ("~", "null (an empty key)"),
+        ("1", "1 (a number)"),
+        ("true", "true (a boolean)"),
+        ("1.5", "1.5 (a number)"),
+    ],
+)
+def test_a_config_key_that_is_not_a_string_is_named_in_words(tmp_path, key, shown):
+    path = tmp_path / "Pulumi.t.yaml"
+    path.write_text(f"config:\n  ? {key}\n  : existing\n")
+    with pytest.raises(StackFileError) as info:
+        stackfile.load_stack_file(path)
+    assert str(info.value) == f"{path}: config key {shown} is not of the form <namespace>:<key>"
+
+
+def test_a_number_too_long_to_read_and_nan_are_refused(tmp_path):
+    path = tmp_path / "Pulumi.t.yaml"
+    path.write_text("config:\n  determined:master: {cpu: " + "9" * 5000 + "}\n")
+    with pytest.raises(StackFileError, match=r"line 2, column 28: a number too long to read$"):
+        stackfile.load_stack_file(path)
+    path.write_text("config:\n  determined:master: {cpu: .nan}\n")
+    with pytest.raises(StackFileError, match=r"has no JSON form \(.*\.inf or \.nan"):
+        stackfile.load_stack_file(path)
+
+
+# --- paths ------------------------------------------------------------------------------------
+
+
+def test_an_out_through_a_symbolic_link_is_refused_naming_the_link(tmp_path, capsys):
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    for out in (
+        tmp_path / "link" / "plan",
+        tmp_path / "link" / "a" / "b",
+        Path("..") / tmp_path / "link" / "x",
+    ):
+        assert cli.main(["local", "--out", str(out)]) == 2
+        assert capsys.readouterr().err == (
+            f"error: --out {out}: {tmp_path / 'link'} is a symbolic link; give a path without links\n"
+        )
+    assert list(real.iterdir()) == []
+
+
+def test_dot_dot_is_taken_from_where_the_path_has_got(tmp_path, monkeypatch):
+    (tmp_path / "a").mkdir()
+    monkeypatch.chdir(tmp_path / "a")
+    assert output.physical(Path("../b/../c")) == tmp_path / "c"
+
+
+def test_the_staging_a_killed_run_left_is_removed_and_a_live_runs_is_not(tmp_path):
+    out = tmp_path / "out"
+    stale = tmp_path / ".out.plan-abcdefgh"
+    (stale / "manifests").mkdir(parents=True)
+    (stale / "manifests" / "a.yaml").write_text("x\n")
+    live = tmp_path / ".out.plan-live1234"
+    live.mkdir()
+    lock = os.open(live, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(lock, fcntl.LOCK_EX)  # as the live run holds it
+    # Another --out's staging, and a user's directory that only looks like one.
+    other = tmp_path / ".other.plan-abcdefgh"
+    other.mkdir()
+    mine = tmp_path / ".out.plan-notmine-at-all"
+    mine.mkdir()
+    try:
+        output.write(out, "s", "update", {"a.json": lambda p: p.write_text("new\n")}, set())
+    finally:
+        os.close(lock)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([out.name, live.name, other.name, mine.name])
+
+
+def test_an_earlier_plan_a_killed_run_moved_aside_is_put_back(tmp_path):
+    out = tmp_path / "out"
+    output.write(out, "s", "update", {"a.json": lambda p: p.write_text("old\n")}, set())
+    before = tree(out)
+    holder = tmp_path / ".out.old-abcdefgh"
+    holder.mkdir()
+    os.rename(out, holder / "plan")  # killed between the two renames
+    output.remove_leftovers(out)
+    assert tree(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+# --- a mandatory policy violated -------------------------------------------------------------
+
+
+def test_a_mandatory_violation_writes_policy_json_alone(tmp_path):
+    planted = "Planted-Pass-77"
+    raw = yaml.safe_load(LOCAL.read_text())
+    raw["config"]["determined:master"]["env"] = {"DB_PASSWORD": planted}
+    path = tmp_path / "Pulumi.envpw.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    previous = tmp_path / "out"
+    output.write(previous, "envpw", "update", {"resources.json": lambda p: p.write_text("[]\n")}, set())
+    process = subprocess.run(
+        [sys.executable, "-m", "plan", "--config", path.name, "--out", "out"],
+        cwd=tmp_path,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert process.returncode == 1, process.stderr
+    assert "[mandatory] no-secrets-in-plain-sight" in process.stdout
+    assert f"Wrote only {Path('out') / 'policy.json'}: a mandatory policy is violated" in process.stdout
+    written = tree(tmp_path / "out")
+    assert sorted(written) == [MARKER, "policy.json"]
+    assert json.loads(written[MARKER])["files"] == ["policy.json"]
+    assert planted not in process.stdout + process.stderr
+    assert not any(planted.encode() in content for content in written.values())
+
+
+def test_a_plan_says_where_it_went_and_what_each_file_holds(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert cli.main(["local", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    start = printed.index(f"Wrote {out}:")
+    listed = [line.split()[0] for line in printed[start + 1 :]]
+    assert listed == ["resources.json", "manifests/", "master.yaml", "policy.json", "outputs.json", MARKER]
+    on_disk = {p.name + ("/" if p.is_dir() else "") for p in out.iterdir()}
+    assert set(listed) == on_disk
+    manifests = len(list((out / "manifests").iterdir()))
+    assert f"({manifests} files)" in printed[start + 2]
+
+
+def test_the_signal_handler_is_not_left_behind_in_process(tmp_path):
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    assert cli.main(["local", "--out", str(tmp_path / "o")]) == 0
+    assert {sig: signal.getsignal(sig) for sig in before} == before
