@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 
 from plan import interrupts
@@ -15,4 +17,11 @@ from plan.cli import main
 __all__ = ["main"]
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    # Leave without the interpreter's finalization: it first puts every signal back to its
+    # default action (a signal then would kill, unreported, a run whose plan is written) and
+    # then waits for threads the engine left behind.
+    os._exit(code)

@@ -2,12 +2,14 @@
 
 Exit status: 0 clean; 1 a mandatory policy is violated; 2 a configuration or usage error
 (one line per problem, no traceback); 3 an internal error (a bug: one line, the traceback
-only with --debug); 130, 143, 129 ended by SIGINT, SIGTERM, SIGHUP (nothing written).
+only with --debug), or the summary could not be printed (the plan is written); 130, 143,
+129 ended by SIGINT, SIGTERM, SIGHUP (nothing written).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import traceback
@@ -31,8 +33,9 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m plan", description=__doc__.splitlines()[0])
     target = parser.add_mutually_exclusive_group(required=True)
     target.add_argument("stack", nargs="?", help="stack name: stacks/Pulumi.<stack>.yaml")
-    target.add_argument("--config", type=Path, help="path to a stack configuration file")
-    parser.add_argument("--out", type=Path, help="output directory (default build/plan/<stack>)")
+    # Taken as text: Path("") would be the working directory.
+    target.add_argument("--config", help="path to a stack configuration file")
+    parser.add_argument("--out", help="output directory (default build/plan/<stack>)")
     parser.add_argument(
         "--preview",
         action="store_true",
@@ -69,12 +72,44 @@ def main(argv: list[str] | None = None) -> int:
         return _main(args)
 
 
+def _path(option: str, value: str) -> Path:
+    if not value:
+        raise UsageError(f"{option} is empty; give a path")
+    return Path(value)
+
+
+def _print_summary(text: str, out: Path) -> int | None:
+    """Print the summary; None when it was printed (or the reader went away: `| head`),
+    else the exit status for a standard output that cannot be written (a full disk)."""
+    try:
+        print(text)
+        sys.stdout.flush()
+        return None
+    except OSError as exc:
+        # What is left in the buffer goes nowhere: Python's own flush at exit would
+        # otherwise fail again, with a message of its own.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):
+            pass  # not a file (a test's capture): nothing is flushed at exit
+        if isinstance(exc, BrokenPipeError):
+            return None
+        reason = exc.strerror or type(exc).__name__
+        print(
+            f"error: the plan is written to {out}, but its summary could not be printed ({reason})",
+            file=sys.stderr,
+        )
+        return INTERNAL_ERROR
+
+
 def _main(args: argparse.Namespace) -> int:
     # None until the config is validated: the real secret values are then known.
     real_secrets: set[str] | None = None
     try:
         if args.config is not None:
-            path = args.config
+            path = _path("--config", args.config)
             try:
                 stack = stackfile.check_stack_name(_stack_name(path) or "stack")
             except UsageError as exc:
@@ -82,7 +117,7 @@ def _main(args: argparse.Namespace) -> int:
         else:
             stack = stackfile.check_stack_name(args.stack)
             path = stackfile.stack_path(stack)
-        out = args.out or Path("build") / "plan" / stack
+        out = Path("build") / "plan" / stack if args.out is None else _path("--out", args.out)
         output.check(out)
         # Before the program's modules load: a FIFO or a device is refused at once.
         stackfile.check_file(path)
@@ -91,7 +126,10 @@ def _main(args: argparse.Namespace) -> int:
         from plan import runner
 
         try:
-            config, secret_keys = stackfile.load_stack_file(path)
+            loaded = stackfile.read_stack_file(path)
+            if loaded.environments:
+                print(f"warning: {stackfile.environments_warning(loaded.environments)}", file=sys.stderr)
+            config, secret_keys = loaded.config, loaded.secret_keys
             prepared = runner.prepare(config, secret_keys)
         except ConfigError as exc:
             print(f"Configuration errors in {path}:", file=sys.stderr)
@@ -114,5 +152,7 @@ def _main(args: argparse.Namespace) -> int:
         return interrupts.exit_status(signal.SIGINT)
     except Exception as exc:
         return _internal_error(exc, real_secrets, args.debug)
-    print(runner.summary(result, stack, out))
+    failed = _print_summary(runner.summary(result, stack, out), out)
+    if failed is not None:
+        return failed
     return 1 if result.mandatory_violations else 0

@@ -36,6 +36,17 @@ from plan.errors import PlanFailure, UsageError
 MARKER = ".determined-plan.json"
 FORMAT = 1
 
+# Linux's limits on a path handed to the kernel: each name in it at most NAME_MAX bytes, the
+# whole under PATH_MAX bytes (PATH_MAX counts the closing NUL); beyond them ENAMETOOLONG.
+# Source: https://github.com/torvalds/linux/blob/master/include/uapi/linux/limits.h
+# ("NAME_MAX 255 # chars in a file name", "PATH_MAX 4096 # chars in a path name including
+# nul") and https://man7.org/linux/man-pages/man2/open.2.html (ENAMETOOLONG) (read 2026-11)
+NAME_MAX = 255
+PATH_MAX = 4096
+# The staging directory beside `out` is named "." + out's name + ".plan-" + mkdtemp's
+# 8 characters (the earlier plan moved aside: ".old-", one byte less): 15 bytes more.
+STAGING_EXTRA = len(".") + len(".plan-") + 8
+
 
 class OutputError(UsageError):
     pass
@@ -69,34 +80,49 @@ def _read_marker(fd: int) -> set[str] | None:
     return listed | {MARKER}
 
 
-def _contents(fd: int) -> tuple[set[str], set[str]]:
-    """(every non-directory entry, every directory) under the directory `fd`, as relative
-    paths. A link is an entry of its own, never followed."""
-    files: set[str] = set()
-    dirs: set[str] = set()
+def _first_entry(fd: int) -> str | None:
+    """An entry of the directory `fd` to name when refusing it (a file before a directory),
+    None when it is empty. Only the directory itself is read: `--out /` costs one listing."""
+    with os.scandir(fd) as entries:
+        found = sorted((entry.is_dir(follow_symlinks=False), entry.name) for entry in entries)
+    return found[0][1] if found else None
+
+
+def _foreign(fd: int, listed: set[str]) -> list[str]:
+    """What the directory `fd` holds beyond the files `listed` (a marker's): a link is an
+    entry of its own, never followed, and only the directories holding listed files are
+    read (a foreign directory is named, never walked)."""
+    # Directories are the plan's only as the parents of files it wrote.
+    parents = {p.as_posix() for name in listed for p in Path(name).parents if p != Path(".")}
+    files: list[str] = []
+    dirs: list[str] = []
     for root, subdirs, names, root_fd in os.fwalk(".", dir_fd=fd):
         rel = Path(root)
-        for name in list(subdirs):
+        walked = []
+        for name in subdirs:
+            path = (rel / name).as_posix()
             if stat.S_ISLNK(os.stat(name, dir_fd=root_fd, follow_symlinks=False).st_mode):
-                subdirs.remove(name)
-                files.add((rel / name).as_posix())
+                files.append(path)
+            elif path in parents:
+                walked.append(name)
             else:
-                dirs.add((rel / name).as_posix())
-        files.update((rel / name).as_posix() for name in names)
-    return files, dirs
+                dirs.append(path)
+        subdirs[:] = walked
+        files.extend((rel / name).as_posix() for name in names)
+    return sorted(name for name in files if name not in listed) + sorted(dirs)
 
 
 def _inspect(fd: int, out: Path) -> set[str]:
-    files, dirs = _contents(fd)
-    listed = _read_marker(fd) if files or dirs else set()
-    foreign = sorted(files - listed) if listed is not None else sorted(files)
-    # Directories are the plan's only as the parents of files it wrote.
-    parents = {p.as_posix() for name in (listed or ()) for p in Path(name).parents if p != Path(".")}
-    foreign += sorted(dirs - parents)
+    first = _first_entry(fd)
+    listed: set[str] | None = set()
+    foreign: list[str] = []
+    if first is not None:
+        listed = _read_marker(fd)
+        foreign = [] if listed is None else _foreign(fd, listed)
     if listed is None or foreign:
-        example = f" ({foreign[0]})" if foreign else ""
+        example = foreign[0] if foreign else first
         raise OutputError(
-            f"--out {out} holds files the plan did not write{example}; "
+            f"--out {out} holds files the plan did not write ({example}); "
             "give a new or empty directory, or an earlier plan's"
         )
     if not os.access(".", os.W_OK | os.X_OK, dir_fd=fd):
@@ -130,6 +156,9 @@ def owned_files(out: Path, attempts: int = 20) -> set[str] | None:
                     raise
             except FileNotFoundError:
                 pass  # emptied while being read: read again
+            except OSError as exc:
+                reason = exc.strerror or type(exc).__name__
+                raise OutputError(f"--out {out} cannot be read ({reason})") from None
         finally:
             os.close(fd)
     raise OutputError(f"--out {out}: other runs kept replacing it; try again")
@@ -170,11 +199,46 @@ def marker_files(directory: Path) -> set[str] | None:
 
 def check(out: Path) -> None:
     """Refuse an unusable `--out` before any work is done (OutputError)."""
-    physical(out)
-    owned_files(out)  # an `out` below a file fails here
-    parent = _existing_ancestor(out.parent)
-    if not os.access(parent, os.W_OK | os.X_OK):
+    try:
+        _check_lengths(out, physical(out))
+        owned_files(out)  # an `out` below a file fails here
+        parent = _existing_ancestor(out.parent)
+        writable = os.access(parent, os.W_OK | os.X_OK)
+    except OSError as exc:
+        raise OutputError(f"--out {_shown(out)}: {exc.strerror or type(exc).__name__}") from None
+    if not writable:
         raise OutputError(f"--out {out}: cannot write to {parent}")
+
+
+def _shown(out: Path, limit: int = 60) -> str:
+    text = str(out)
+    return text if len(text) <= limit else f"{text[: limit // 2]}...{text[-limit // 3 :]}"
+
+
+def _check_lengths(out: Path, absolute: Path) -> None:
+    """Refuse an `out` the kernel would refuse (ENAMETOOLONG) for the plan's own paths: its
+    staging directory beside it, and the marker in that. `absolute` is `out` as the plan
+    writes it (physical)."""
+    for part in absolute.parts[1:]:
+        if len(os.fsencode(part)) > NAME_MAX:
+            raise OutputError(
+                f"--out {_shown(out)}: a name in it is {len(os.fsencode(part))} bytes long; "
+                f"the most a file name may have is {NAME_MAX} bytes"
+            )
+    name = len(os.fsencode(absolute.name))
+    if name > NAME_MAX - STAGING_EXTRA:
+        raise OutputError(
+            f"--out {_shown(out)}: its name is {name} bytes long; it may have at most "
+            f"{NAME_MAX - STAGING_EXTRA} (the plan writes into a directory beside it named "
+            f"with {STAGING_EXTRA} bytes more, and a name may have {NAME_MAX})"
+        )
+    deepest = absolute.parent / f".{absolute.name}.plan-{'x' * 8}" / MARKER
+    if len(os.fsencode(str(deepest))) >= PATH_MAX:
+        room = PATH_MAX - 1 - (len(os.fsencode(str(deepest))) - len(os.fsencode(str(absolute))))
+        raise OutputError(
+            f"--out {_shown(out)} is {len(os.fsencode(str(absolute)))} bytes long as a full path; "
+            f"the plan's files below it need it at most {room} (a path may have {PATH_MAX - 1} bytes)"
+        )
 
 
 def physical(out: Path) -> Path:

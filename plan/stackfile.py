@@ -24,8 +24,9 @@ import json
 import os
 import re
 import stat
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -410,10 +411,99 @@ def _refused(path: Path, exc: _Refused) -> Exception:
     return StackFileError(f"{path}: {shown}: {exc.message} ({where})")
 
 
+def _null_keys(value: Any, where: list[str | int]) -> Iterator[list[str | int]]:
+    """Key paths of the mappings in `value` that hold a null key."""
+    if isinstance(value, dict):
+        if None in value:
+            yield where
+        for key, item in value.items():
+            yield from _null_keys(item, [*where, str(key)])
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _null_keys(item, [*where, i])
+
+
+def _null_key_error(config: dict[str, Any]) -> Exception | None:
+    """A ConfigError for null keys inside `determined:` values (`null:`, `~:`, `? :`).
+    json.dumps would write them as "null"; Pulumi turns a non-string key into its Go text,
+    a null one into "<nil>" (sdk/go/common/resource/config/object.go unmarshalObject,
+    `m[fmt.Sprintf("%v", k)]`, read 2026-11-25): neither is a name anyone meant."""
+    from deploy.config import ConfigError, Problem, nesting
+
+    message = (
+        "holds a null key (null, ~ or an empty key): write the name it stands for; Pulumi would "
+        "read it as the text '<nil>'"
+    )
+    problems = [
+        Problem(nesting.shown_path([key[len(PROJECT_PREFIX) :], *where]), message)
+        for key, raw in config.items()
+        if key.startswith(PROJECT_PREFIX)
+        for where in _null_keys(raw, [])
+    ]
+    return ConfigError(problems) if problems else None
+
+
+class StackFile(NamedTuple):
+    config: dict[str, str]  # as Pulumi passes it to the program
+    secret_keys: list[str]  # keys holding encrypted values
+    environments: list[str]  # the Pulumi ESC environments it imports (see esc_environments)
+
+
+# A name shown as it is written; anything else is quoted (it may hold a line break or an
+# escape sequence for the terminal).
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9._/-]{1,100}")
+# Environments named in a warning; the rest are counted.
+_NAMES_SHOWN = 5
+
+
+def _environment_name(item: Any) -> str:
+    if isinstance(item, dict) and len(item) == 1:
+        item = next(iter(item))  # `- name: {merge: false}`
+    if isinstance(item, str) and _PLAIN_NAME.fullmatch(item):
+        return item
+    return repr(item)[:60] if isinstance(item, str) else _shown_key(item)
+
+
+def esc_environments(value: Any) -> list[str]:
+    """What the stack file's top-level `environment:` imports from Pulumi ESC: a list of
+    environment names, or an inline environment definition (its `imports`, and its own
+    `values` as "its inline values"). Pulumi opens them at `pulumi up` and their
+    `pulumiConfig` becomes stack config; offline they cannot be opened.
+    Source: https://github.com/pulumi/pulumi/blob/master/sdk/go/common/workspace/project.go
+    (ProjectStack.Environment, Environment.UnmarshalYAML and Imports) and
+    https://www.pulumi.com/docs/esc/integrations/infrastructure/pulumi-iac/ (read 2026-11)"""
+    if value is None or value == [] or value == {}:
+        return []
+    if isinstance(value, list):
+        return [_environment_name(item) for item in value]
+    if isinstance(value, dict):
+        imports = value.get("imports")
+        names = [_environment_name(i) for i in imports] if isinstance(imports, list) else []
+        return names + (["its inline values"] if value.get("values") else [])
+    return ["a value Pulumi would not read as environments"]
+
+
+def environments_warning(names: list[str]) -> str:
+    """One line: which environments the plan did not open, and what that means."""
+    shown = ", ".join(names[:_NAMES_SHOWN])
+    if len(names) > _NAMES_SHOWN:
+        shown += f" and {len(names) - _NAMES_SHOWN} more"
+    return (
+        f"the stack imports Pulumi ESC environments ({shown}) that the offline plan cannot open: "
+        "config they supply (pulumiConfig) is not in this plan, and `pulumi up` would use it"
+    )
+
+
 def load_stack_file(path: Path) -> tuple[dict[str, str], list[str]]:
-    """(config as Pulumi passes it to the program, keys holding encrypted values).
-    StackFileError for a file that cannot be read as a stack file; ConfigError for a
-    `determined:` value over a limit."""
+    """(config as Pulumi passes it to the program, keys holding encrypted values): see
+    read_stack_file."""
+    loaded = read_stack_file(path)
+    return loaded.config, loaded.secret_keys
+
+
+def read_stack_file(path: Path) -> StackFile:
+    """The stack file as Pulumi reads it. StackFileError for a file that cannot be read as
+    a stack file; ConfigError for a `determined:` value over a limit."""
     text = _read_text(path)
     try:
         document = yaml.load(text, Loader=_Loader)  # a SafeLoader
@@ -442,4 +532,6 @@ def load_stack_file(path: Path) -> tuple[dict[str, str], list[str]]:
         if encrypted:
             secret_keys.append(key)
         config[key] = value if isinstance(value, str) else _to_json(path, key, value)
-    return config, secret_keys
+    if error := _null_key_error(entries):
+        raise error
+    return StackFile(config, secret_keys, esc_environments(document.get("environment")))

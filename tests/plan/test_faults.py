@@ -6,12 +6,15 @@
   directory are refused without being read; deep YAML, too large a file, UTF-16/UTF-32,
   a null key are refused in one line.
 - Paths: an --out through a symbolic link is refused; the staging a killed run left is
-  removed by the next run, a live run's is not.
+  removed by the next run, a live run's is not; an --out the kernel would refuse for the
+  plan's files (NAME_MAX, PATH_MAX) is refused first; `--out /` is refused from its listing.
+- A standard output that cannot be written: one line, exit 3 (a closed pipe: quietly).
 - A plan that breaks a mandatory policy writes policy.json alone.
 """
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -28,7 +31,7 @@ from conftest import ROOT
 
 from deploy.config import ConfigError, decode_raw, nesting
 from plan import cli, output, stackfile
-from plan.output import MARKER
+from plan.output import MARKER, OutputError
 from plan.stackfile import StackFileError
 
 LOCAL = ROOT / "stacks" / "Pulumi.local.yaml"
@@ -437,3 +440,140 @@ def test_the_signal_handler_is_not_left_behind_in_process(tmp_path):
     before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     assert cli.main(["local", "--out", str(tmp_path / "o")]) == 0
     assert {sig: signal.getsignal(sig) for sig in before} == before
+
+
+# --- --out the kernel would refuse, a root directory, a standard output that cannot be written ---
+
+
+def kernel_refuses_name(path: Path) -> None:
+    """The kernel's own answer to `path`: ENAMETOOLONG (the limit the plan checks for)."""
+    with pytest.raises(OSError) as refused:
+        path.mkdir()
+    assert refused.value.errno == errno.ENAMETOOLONG
+
+
+def one_file(path: Path) -> None:
+    path.write_text("[]\n")
+
+
+def test_an_out_name_is_at_most_name_max_less_the_staging_suffix(tmp_path):
+    longest = tmp_path / ("x" * (output.NAME_MAX - output.STAGING_EXTRA))
+    output.write(longest, "s", "update", {"resources.json": one_file}, set())
+    assert (longest / "resources.json").read_text() == "[]\n"
+    over = tmp_path / ("y" * (output.NAME_MAX - output.STAGING_EXTRA + 1))
+    with pytest.raises(OutputError, match=r": its name is 241 bytes long; it may have at most 240 \("):
+        output.check(over)
+    # Its staging directory would have a name one byte over the kernel's limit.
+    kernel_refuses_name(tmp_path / f".{over.name}.plan-{'z' * 8}")
+    # Bytes, not characters: 121 times 'é' is 242 bytes.
+    with pytest.raises(OutputError, match=r"its name is 242 bytes long"):
+        output.check(tmp_path / ("é" * 121))
+
+
+def test_a_name_on_the_way_over_name_max_is_refused_in_one_line(tmp_path, capsys):
+    output.check(tmp_path / ("d" * output.NAME_MAX) / "plan")  # the kernel takes 255
+    over = tmp_path / ("d" * (output.NAME_MAX + 1)) / "plan"
+    kernel_refuses_name(over.parent)
+    assert cli.main(["local", "--out", str(over)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: --out ")
+    assert err.endswith(": a name in it is 256 bytes long; the most a file name may have is 255 bytes\n")
+
+
+def deep_directory(base: Path, length: int) -> Path:
+    """A directory path of exactly `length` bytes below `base` (names of at most 200)."""
+    path = base
+    while len(str(path)) < length:
+        room = length - len(str(path)) - 1  # bytes for the next name, after its "/"
+        # Never leave a single byte: a further name needs "/" and one character.
+        path = path / ("d" * (room if room <= 200 else 150 if room < 202 else 200))
+    assert len(str(path)) == length
+    path.mkdir(parents=True)
+    return path
+
+
+def test_an_out_whose_plan_files_would_pass_path_max_is_refused(tmp_path):
+    # The deepest path the plan writes: <parent>/.p.plan-XXXXXXXX/.determined-plan.json,
+    # 39 bytes more than <parent>; a path may have PATH_MAX - 1 bytes.
+    parent = deep_directory(tmp_path, output.PATH_MAX - 1 - 39)
+    output.write(parent / "p", "s", "update", {"resources.json": one_file}, set())
+    assert (parent / "p" / MARKER).exists()
+    deeper = deep_directory(tmp_path / "b", output.PATH_MAX - 39)
+    with pytest.raises(OutputError, match=r"is 4059 bytes long as a full path; .* at most 4058 \("):
+        output.check(deeper / "p")
+    staging = deeper / f".p.plan-{'z' * 8}"
+    staging.mkdir()
+    with pytest.raises(OSError) as refused:
+        (staging / MARKER).write_text("{}")
+    assert refused.value.errno == errno.ENAMETOOLONG
+
+
+def test_the_root_directory_is_refused_from_its_listing_alone(tmp_path, monkeypatch, capsys):
+    def never(*args, **kwargs):
+        raise AssertionError("walked a directory without a marker")
+
+    monkeypatch.setattr(output.os, "fwalk", never)
+    assert cli.main(["local", "--out", "/"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith("error: --out / holds files the plan did not write (")
+
+
+def test_a_foreign_directory_in_an_earlier_plan_is_named_not_walked(tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    output.write(out, "s", "update", {"manifests/a.yaml": one_file}, set())
+    (out / "notes" / "deep").mkdir(parents=True)
+    (out / "notes" / "deep" / "x").write_text("the user's\n")
+    walk = os.fwalk
+    seen: list[str] = []
+
+    def recording(*args, **kwargs):
+        for entry in walk(*args, **kwargs):
+            seen.append(entry[0])
+            yield entry
+
+    monkeypatch.setattr(output.os, "fwalk", recording)
+    with pytest.raises(OutputError, match=r"did not write \(notes\)"):
+        output.check(out)
+    assert sorted(seen) == [".", "./manifests"]
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
+def test_a_standard_output_that_cannot_be_written_is_one_line_and_exit_3(tmp_path):
+    with open("/dev/full", "w") as full:
+        process = subprocess.run(
+            [sys.executable, "-m", "plan", "local", "--out", str(tmp_path / "out")],
+            cwd=ROOT,
+            env=ENV,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert process.returncode == cli.INTERNAL_ERROR
+    assert process.stderr == (
+        f"error: the plan is written to {tmp_path / 'out'}, but its summary could not be printed "
+        "(No space left on device)\n"
+    )
+    assert (tmp_path / "out" / MARKER).exists()
+
+
+def test_a_reader_that_went_away_ends_the_run_quietly(tmp_path):
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        process = subprocess.run(
+            [sys.executable, "-m", "plan", "local", "--out", str(tmp_path / "out")],
+            cwd=ROOT,
+            env=ENV,
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(write)
+    assert (process.returncode, process.stderr) == (0, "")
+    assert (tmp_path / "out" / MARKER).exists()

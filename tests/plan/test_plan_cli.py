@@ -269,7 +269,23 @@ def valid(out: str = "out") -> Callable[[Path], list[str]]:
     return args
 
 
+def with_environment(environment: object) -> Callable[[Path], list[str]]:
+    """A valid stack that also imports Pulumi ESC environments."""
+
+    def args(directory: Path) -> list[str]:
+        config = {f"determined:{k}": v for k, v in raw_config().items()}
+        document = {"environment": environment, "config": config}
+        (directory / "Pulumi.t.yaml").write_text(yaml.safe_dump(document))
+        return ["--config", "Pulumi.t.yaml", "--out", "out"]
+
+    return args
+
+
 ERROR = r"^error: {}\n$"
+ESC_WARNING = (
+    r"^warning: the stack imports Pulumi ESC environments \({}\) that the offline plan cannot open: "
+    r"config they supply \(pulumiConfig\) is not in this plan, and `pulumi up` would use it\n$"
+)
 BREAK_PROGRAM = """
 import deploy.program
 def main():
@@ -490,6 +506,33 @@ CASES: dict[str, Case] = {
     "--out below a file": Case(
         valid(out="file/sub"), 2, ERROR.format(r"--out file/sub: file is a file, not a directory")
     ),
+    "--out empty (not the working directory)": Case(
+        valid(out=""), 2, ERROR.format(r"--out is empty; give a path")
+    ),
+    "--config empty": Case(
+        lambda d: ["--config", "", "--out", "out"], 2, ERROR.format(r"--config is empty; give a path")
+    ),
+    "--out the root directory (refused from its listing)": Case(
+        valid(out="/"),
+        2,
+        ERROR.format(r"--out / holds files the plan did not write \([^/)]+\); .*"),
+    ),
+    "--out with a name too long for its staging directory": Case(
+        valid(out="o" * 241),
+        2,
+        ERROR.format(r"--out o{30}\.\.\.o{20}: its name is 241 bytes long; it may have at most 240 \(.*\)"),
+    ),
+    # Pulumi ESC: planned without what the environments supply, and said so.
+    "a stack importing ESC environments": Case(
+        with_environment(["ml-platform/prod-secrets", "shared/creds"]),
+        0,
+        ESC_WARNING.format("ml-platform/prod-secrets, shared/creds"),
+    ),
+    "a stack with an inline ESC environment": Case(
+        with_environment({"imports": ["base"], "values": {"pulumiConfig": {"determined:x": 1}}}),
+        0,
+        ESC_WARNING.format("base, its inline values"),
+    ),
     "--out holding the stack file": Case(
         valid(out="."),
         2,
@@ -600,12 +643,15 @@ def test_a_master_yaml_the_master_would_not_accept_fails_the_plan(tmp_path, monk
     assert not out.exists()
 
 
-def test_a_release_the_key_set_does_not_describe_is_planned_with_a_warning(tmp_path, capsys):
+def test_a_release_the_key_set_does_not_describe_is_refused_and_never_planned_unchecked(tmp_path, capsys):
+    # The config refuses a release beyond the key data (deploy/config/stack.py, _version_problems);
+    # the plan's own check still only warns if one ever reaches it.
     path = write_stack(tmp_path, raw_config(master={"version": "0.99.0"}))
-    assert cli.main(["--config", str(path), "--out", str(tmp_path / "o")]) == 0
-    assert capsys.readouterr().err == (
-        "warning: master.yaml not checked against Determined 0.99.0: its key set is known for 0.26.0 to 0.38.1\n"
-    )
+    assert cli.main(["--config", str(path), "--out", str(tmp_path / "o")]) == 2
+    assert "determined:master.version: Determined 0.99.0 is newer than" in capsys.readouterr().err
+    assert runner.check_master_yaml("{}", "0.99.0", set()) == [
+        "master.yaml not checked against Determined 0.99.0: its key set is known for 0.26.0 to 0.38.1"
+    ]
 
 
 def test_the_plan_checks_master_yaml_against_its_versions_key_set(monkeypatch):
@@ -636,3 +682,13 @@ def test_every_stacks_master_yaml_is_accepted_by_its_version(path):
     result = planned(stack_name(path))  # planned once per session, the check above included
     assert master_yaml_schema.check(yaml.safe_load(result.master_yaml), version) == []
     assert result.warnings == []
+
+
+def test_the_esc_warning_comes_before_the_problems_an_environment_might_have_solved(tmp_path, capsys):
+    path = tmp_path / "Pulumi.t.yaml"
+    path.write_text("environment: [org/creds]\nconfig: {}\n")
+    assert cli.main(["--config", str(path), "--out", str(tmp_path / "o")]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith("warning: the stack imports Pulumi ESC environments (org/creds) ")
+    assert lines[1] == f"Configuration errors in {path}:"
+    assert "  determined:cloud: required" in lines

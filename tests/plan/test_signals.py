@@ -32,9 +32,26 @@ def previous_plan(tmp_path_factory) -> tuple[Path, float]:
 
 
 RUNS = 20
-# From when Python runs the plan's first line (the interpreter's own start-up, before it,
-# ends the process by the signal's default action).
-EARLIEST = 0.3
+
+
+def handles(process: subprocess.Popen, sig: signal.Signals, timeout: float = 60) -> None:
+    """Wait until `process` catches `sig` (Linux: the SigCgt mask of /proc/<pid>/status): the
+    plan installs its handler as its first step, and a loaded machine can take seconds to get
+    the interpreter that far (a signal before it takes the default action, as for any program)."""
+    deadline = time.monotonic() + timeout
+    while process.poll() is None and time.monotonic() < deadline:
+        try:
+            status = Path(f"/proc/{process.pid}/status").read_text()
+        except OSError:
+            return
+        caught = next((line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), "0")
+        if int(caught, 16) & (1 << (sig - 1)):
+            return
+        time.sleep(0.005)
+
+
+# Delays count from when the plan's handler is in place (`handles`).
+EARLIEST = 0.0
 
 
 def test_a_signal_at_any_point_stops_the_run_at_once_and_writes_nothing(tmp_path, previous_plan):
@@ -55,29 +72,38 @@ def test_a_signal_at_any_point_stops_the_run_at_once_and_writes_nothing(tmp_path
     slots = threading.Semaphore(os.cpu_count() or 2)
     results = []
 
-    def run(directory: Path, stack: str, sig: signal.Signals, delay: float) -> None:
-        with slots:
-            for _ in range(4):
-                process = plan_process(["--config", f"Pulumi.{stack}.yaml", "--out", "plan"], directory)
-                time.sleep(delay)
-                if process.poll() is None:
-                    break
-                # Done before the signal (a slower reference run): again, signalled earlier.
-                process.communicate()
-                shutil.rmtree(directory / "plan")
-                shutil.copytree(previous, directory / "plan")
-                delay = max(EARLIEST, delay / 2)
+    def attempt(directory: Path, stack: str, sig: signal.Signals, delay: float) -> tuple:
+        for _ in range(6):
+            process = plan_process(["--config", f"Pulumi.{stack}.yaml", "--out", "plan"], directory)
+            handles(process, sig)
+            time.sleep(delay)
             sent = time.monotonic()
-            process.send_signal(sig)
+            if process.poll() is None:
+                process.send_signal(sig)
             try:
                 _, stderr = process.communicate(timeout=30)
             except subprocess.TimeoutExpired:
                 process.kill()
                 _, stderr = process.communicate()
                 stderr = f"hung: {stderr}"
-            results.append(
-                (process.returncode, time.monotonic() - sent, stderr, directory, stack, sig, delay)
-            )
+            if process.returncode == 0 or "the plan had been written" in stderr:
+                # Done before the signal (a slower reference run), or the plan was in place
+                # when it came: again, signalled earlier.
+                shutil.rmtree(directory / "plan")
+                shutil.copytree(previous, directory / "plan")
+                delay = max(EARLIEST, delay / 2)
+                continue
+            break
+        return (process.returncode, time.monotonic() - sent, stderr, directory, stack, sig, delay)
+
+    def run(directory: Path, stack: str, sig: signal.Signals, delay: float) -> None:
+        with slots:
+            result = attempt(directory, stack, sig, delay)
+            if result[0] == 128 + sig and result[1] >= STOP_WITHIN:
+                # A loaded machine can hold a process off the CPU for a moment: a slow stop
+                # must repeat at the same point to count.
+                result = attempt(directory, stack, sig, result[-1])
+            results.append(result)
 
     threads = [threading.Thread(target=run, args=item) for item in runs]
     for thread in threads:

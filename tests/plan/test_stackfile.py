@@ -143,3 +143,34 @@ def test_the_same_key_in_different_mappings_and_over_a_merge_is_not_a_duplicate(
     )
     assert json.loads(config["determined:cluster"]) == {"name": "mine", "context": "kind"}
     assert json.loads(config["determined:nodePools"]) == [{"name": "a"}, {"name": "b"}]
+
+
+@pytest.mark.parametrize(
+    ("environment", "names"),
+    [
+        ("", []),
+        ("environment: []\n", []),
+        ("environment: [org/common, org/dev]\n", ["org/common", "org/dev"]),
+        # An inline definition: its imports (a name, or a name with options) and its own values.
+        (
+            "environment:\n  imports: [a, {b: {merge: false}}]\n  values: {pulumiConfig: {k: v}}\n",
+            ["a", "b", "its inline values"],
+        ),
+        ("environment: {values: {x: 1}}\n", ["its inline values"]),
+        # A name that could break the line or the terminal is quoted.
+        ('environment: ["a\\nb", "\\e[31mred"]\n', ["'a\\nb'", "'\\x1b[31mred'"]),
+        ("environment: 3\n", ["a value Pulumi would not read as environments"]),
+    ],
+)
+def test_the_esc_environments_a_stack_imports_are_named(tmp_path, environment, names):
+    path = tmp_path / "Pulumi.t.yaml"
+    path.write_text(environment + "config:\n  determined:cloud: existing\n")
+    loaded = stackfile.read_stack_file(path)
+    assert loaded.environments == names
+    assert loaded.config == {"determined:cloud": "existing"}
+
+
+def test_the_esc_warning_names_five_environments_and_counts_the_rest():
+    warning = stackfile.environments_warning([f"e{i}" for i in range(8)])
+    assert "(e0, e1, e2, e3, e4 and 3 more)" in warning
+    assert "\n" not in warning
