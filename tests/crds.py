@@ -22,6 +22,8 @@ from typing import Any
 import jsonschema
 from jsonschema import validators
 
+from deploy.kube.schema import structural
+
 SCHEMA_DIR = Path(__file__).resolve().parent / "data" / "crd-schemas"
 SCOPES = ("Cluster", "Namespaced")
 
@@ -44,38 +46,6 @@ def scopes() -> dict[str, str]:
         if len(cells) >= 2 and cells[0].endswith(".json") and cells[1] in SCOPES:
             found[cells[0]] = cells[1]
     return found
-
-
-def _strict(node: Any) -> Any:
-    """A structural schema node closed to unknown fields, with Kubernetes' extensions
-    turned into JSON Schema. Only the structural part (properties, items,
-    additionalProperties) is walked: anyOf/allOf/oneOf/not only restrict values."""
-    if not isinstance(node, dict):
-        return node
-    node = dict(node)
-    if node.get("x-kubernetes-int-or-string") and "anyOf" not in node and "type" not in node:
-        node["anyOf"] = [{"type": "integer"}, {"type": "string"}]
-    if node.get("nullable") and isinstance(node.get("type"), str):
-        node["type"] = [node["type"], "null"]
-    if "properties" in node:
-        node["properties"] = {name: _strict(sub) for name, sub in node["properties"].items()}
-    if isinstance(node.get("additionalProperties"), dict):
-        node["additionalProperties"] = _strict(node["additionalProperties"])
-    if "items" in node:
-        node["items"] = _strict(node["items"])
-    if node.get("x-kubernetes-embedded-resource"):
-        properties = node.setdefault("properties", {})
-        for name in ("apiVersion", "kind", "metadata"):
-            properties.setdefault(name, {})
-    if (
-        node.get("type") == "object"
-        and not node.get("x-kubernetes-preserve-unknown-fields")
-        and "additionalProperties" not in node
-    ):
-        node["additionalProperties"] = False
-    if node.get("x-kubernetes-list-type") == "set":
-        node["uniqueItems"] = True
-    return node
 
 
 def _list_map_keys(validator, keys, instance, schema):
@@ -107,7 +77,7 @@ for _name, (_low, _high) in _INT_RANGES.items():
 
 @functools.cache
 def _validator(file_name: str):
-    schema = _strict(json.loads((SCHEMA_DIR / file_name).read_text()))
+    schema = structural(json.loads((SCHEMA_DIR / file_name).read_text()))
     properties = schema["properties"]
     properties["metadata"] = {"type": "object"}  # checked by _metadata_problems
     properties.pop("status", None)  # reported by crd_problems

@@ -287,6 +287,27 @@ def env_name_problem(name: str, relaxed: bool = False) -> str | None:
     return None
 
 
+# Source: CORE validateEnvVarValueFrom: the four sources of valueFrom.
+ENV_VALUE_SOURCES = ("fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef")
+
+
+def env_value_from_problems(env: Any) -> Found:
+    """validateEnvVarValueFrom (CORE): valueFrom names exactly one source, and then `value`
+    is empty."""
+    value_from = _mapping(env).get("valueFrom")
+    if not isinstance(value_from, dict):
+        return []
+    sources = [key for key in ENV_VALUE_SOURCES if value_from.get(key) is not None]
+    value = _mapping(env).get("value")
+    if not sources:
+        return [(("valueFrom",), f"must name one of {', '.join(ENV_VALUE_SOURCES)}")]
+    if isinstance(value, str) and value:
+        return [(("valueFrom",), "may not be set when `value` is not empty (set one of them)")]
+    if len(sources) > 1:
+        return [(("valueFrom",), f"names {' and '.join(sources)}; Kubernetes takes one source")]
+    return []
+
+
 def port_name_problem(name: str) -> str | None:
     """IsValidPortName (validation.go:351): at most 15 of a-z, 0-9 and '-', a letter in it, no
     '--', no '-' at either end."""
@@ -354,6 +375,14 @@ def quantity(value: Any) -> Decimal | None:
         return None
 
 
+def signed_quantity(value: Any) -> Decimal | None:
+    """A quantity that may carry a sign, as resource.ParseQuantity reads one ("-5Gi")."""
+    if isinstance(value, str) and value[:1] in ("-", "+"):
+        amount = quantity(value[1:])
+        return -amount if amount is not None and value[0] == "-" else amount
+    return quantity(value)
+
+
 def resources_problems(resources: Any) -> Found:
     """validateResourceRequirements (CORE): names, whole units of extended resources,
     requests <= limits (== for resources that cannot be overcommitted)."""
@@ -414,6 +443,72 @@ def resources_problems(resources: Any) -> Found:
     return found
 
 
+# Source: CORE validateContainerOnlyForPod: a Pod's container image "must not have leading or
+# trailing whitespace" (strings.TrimSpace; a pod template is spared, for backward
+# compatibility). What Go's unicode.IsSpace calls space: '\t', '\n', '\v', '\f', '\r', ' ',
+# U+0085, U+00A0 and the other Unicode White_Space characters
+# (https://pkg.go.dev/unicode#IsSpace, read 2026-11-25).
+GO_SPACE = (
+    "\t\n\v\f\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"
+)
+# Source: CORE validateInitContainerRestartPolicy (Always, a sidecar), and validateContainers:
+# a regular container's restartPolicy "may not be set for non-init containers".
+INIT_RESTART_POLICIES = ("Always",)
+
+# Source: CORE validEnvDownwardAPIFieldPathExpressions, validateObjectFieldSelector (a
+# subscripted metadata.labels['k'] or metadata.annotations['k'] takes a qualified name) and
+# pkg/apis/core/pods ConvertDownwardAPIFieldLabel (apiVersion v1 only; defaulted to v1).
+ENV_FIELD_PATHS = (
+    "metadata.name",
+    "metadata.namespace",
+    "metadata.uid",
+    "spec.nodeName",
+    "spec.serviceAccountName",
+    "status.hostIP",
+    "status.hostIPs",
+    "status.podIP",
+    "status.podIPs",
+)
+_SUBSCRIPTED = re.compile(r"(metadata\.(?:labels|annotations))\['(.*)'\]", re.DOTALL)
+
+
+def field_ref_problem(field_ref: dict[str, Any]) -> str | None:
+    """validateObjectFieldSelector (CORE) for an env var's valueFrom.fieldRef."""
+    version, path = field_ref.get("apiVersion"), field_ref.get("fieldPath")
+    if isinstance(version, str) and version not in ("", "v1"):
+        return f"apiVersion {quoted(version)} is not supported (v1)"
+    if not isinstance(path, str) or not path:
+        return None  # the schema requires it
+    if match := _SUBSCRIPTED.fullmatch(path):
+        which, key = match.groups()
+        problem = qualified_name_problem(key.lower() if which.endswith("annotations") else key)
+        return f"{quoted(path)}: the key {problem}" if problem else None
+    if path not in ENV_FIELD_PATHS:
+        return (
+            f"{quoted(path)} is not supported (one of {', '.join(ENV_FIELD_PATHS)}, or "
+            "metadata.labels['<key>'] / metadata.annotations['<key>'])"
+        )
+    return None
+
+
+def sub_path_problems(mount: Any) -> Found:
+    """ValidateVolumeMounts (CORE): subPath and subPathExpr are relative paths without a '..'
+    element (validateLocalDescendingPath), and not both set."""
+    mount = _mapping(mount)
+    found: Found = []
+    for key in ("subPath", "subPathExpr"):
+        value = mount.get(key)
+        if not isinstance(value, str) or not value:
+            continue
+        if value.startswith("/"):
+            found.append(((key,), f"{quoted(value)} must be a relative path"))
+        if ".." in value.split("/"):
+            found.append(((key,), f"{quoted(value)} must not contain '..'"))
+    if mount.get("subPath") and mount.get("subPathExpr"):
+        found.append((("subPathExpr",), "subPathExpr and subPath are mutually exclusive"))
+    return found
+
+
 def _listed(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
@@ -422,13 +517,30 @@ def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def container_problems(container: dict[str, Any], relaxed_env: bool = False) -> Found:
+def container_problems(
+    container: dict[str, Any], relaxed_env: bool = False, init: bool = False, is_pod: bool = False
+) -> Found:
     """validateContainerCommon (CORE): name, ports, env, envFrom, mounts, resources,
-    security context ids."""
+    security context ids; validateContainers / validateInitContainers: restartPolicy;
+    validateContainerOnlyForPod (`is_pod`: a Pod, not a pod template): the image."""
     found: Found = []
     name = container.get("name")
     if isinstance(name, str) and name and (problem := dns_label_problem(name)):
         found.append((("name",), f"container name {problem}"))
+    image = container.get("image")
+    if is_pod and isinstance(image, str) and image != image.strip(GO_SPACE):
+        found.append((("image",), "must not have leading or trailing whitespace"))
+    restart = container.get("restartPolicy")
+    if restart is not None and not init:
+        found.append(
+            (
+                ("restartPolicy",),
+                "may not be set for non-init containers (only an init container may be a sidecar "
+                "with restartPolicy Always)",
+            )
+        )
+    elif init and isinstance(restart, str) and restart not in INIT_RESTART_POLICIES:
+        found.append((("restartPolicy",), f"{quoted(restart)} is not supported: only Always"))
     port_names: set[str] = set()
     for i, port in enumerate(_listed(container.get("ports"))):
         port = _mapping(port)
@@ -454,6 +566,10 @@ def container_problems(container: dict[str, Any], relaxed_env: bool = False) -> 
         ename = _mapping(env).get("name")
         if isinstance(ename, str) and (problem := env_name_problem(ename, relaxed_env)):
             found.append((("env", i, "name"), problem))
+        found += [(("env", i, *where), m) for where, m in env_value_from_problems(env)]
+        field_ref = _mapping(_mapping(_mapping(env).get("valueFrom")).get("fieldRef"))
+        if problem := field_ref_problem(field_ref):
+            found.append((("env", i, "valueFrom", "fieldRef", "fieldPath"), problem))
     for i, source in enumerate(_listed(container.get("envFrom"))):
         prefix = _mapping(source).get("prefix")
         if isinstance(prefix, str) and prefix and (problem := env_name_problem(prefix, relaxed_env)):
@@ -466,6 +582,7 @@ def container_problems(container: dict[str, Any], relaxed_env: bool = False) -> 
                 (("volumeMounts", i, "mountPath"), f"{quoted(path)} is mounted twice in this container")
             )
         paths.add(path)
+        found += [(("volumeMounts", i, *w), m) for w, m in sub_path_problems(mount)]
     found += resources_problems(container.get("resources"))
     found += [(("securityContext", *where), m) for where, m in _ids(container.get("securityContext"))]
     return found
@@ -577,10 +694,212 @@ def node_selector_requirement_problems(requirement: Any) -> Found:
 
 # --- pods -------------------------------------------------------------------------------------
 
+# Source: CORE MaxDNSNameservers, MaxDNSSearchPaths, MaxDNSSearchListChars ("derived from
+# restrictions in Linux libc name resolution handling") and validatePodDNSConfig.
+MAX_DNS_NAMESERVERS = 3
+MAX_DNS_SEARCHES = 32
+MAX_DNS_SEARCH_CHARS = 2048
 
-def pod_spec_problems(spec: Any, relaxed_env: bool = False) -> Found:
+
+def _ip_problem(value: str) -> str | None:
+    """validation.IsValidIP: netutils.ParseIPSloppy, which takes IPv4 octets with leading
+    zeros and no IPv6 zone."""
+    import ipaddress
+
+    if re.fullmatch(r"[0-9]+(\.[0-9]+){3}", value):
+        ok = all(int(octet) <= 255 for octet in value.split("."))
+    else:
+        try:
+            ok = "%" not in value and isinstance(ipaddress.ip_address(value), ipaddress.IPv6Address)
+        except ValueError:
+            ok = False
+    return None if ok else f"{quoted(value)} is not an IP address"
+
+
+def dns_problems(spec: dict[str, Any]) -> Found:
+    """validatePodDNSConfig (CORE): dnsPolicy None needs a dnsConfig with a nameserver; at
+    most 3 nameservers, each an IP; at most 32 search domains, 2048 characters joined by
+    spaces; every option named."""
+    policy, config = spec.get("dnsPolicy"), spec.get("dnsConfig")
+    if policy == "None":
+        if not isinstance(config, dict):
+            return [(("dnsConfig",), "is required when dnsPolicy is None (with at least one nameserver)")]
+        if not _listed(config.get("nameservers")):
+            return [
+                (("dnsConfig", "nameservers"), "must list at least one nameserver when dnsPolicy is None")
+            ]
+    config = _mapping(config)
+    found: Found = []
+    nameservers = _listed(config.get("nameservers"))
+    if len(nameservers) > MAX_DNS_NAMESERVERS:
+        found.append(
+            (("dnsConfig", "nameservers"), f"lists {len(nameservers)}; at most {MAX_DNS_NAMESERVERS}")
+        )
+    for i, server in enumerate(nameservers):
+        if isinstance(server, str) and (problem := _ip_problem(server)):
+            found.append((("dnsConfig", "nameservers", i), problem))
+    searches = [s for s in _listed(config.get("searches")) if isinstance(s, str)]
+    if len(searches) > MAX_DNS_SEARCHES:
+        found.append((("dnsConfig", "searches"), f"lists {len(searches)}; at most {MAX_DNS_SEARCHES}"))
+    if len(" ".join(searches)) > MAX_DNS_SEARCH_CHARS:
+        found.append(
+            (
+                ("dnsConfig", "searches"),
+                f"hold more than {MAX_DNS_SEARCH_CHARS} characters (spaces between them counted)",
+            )
+        )
+    for i, option in enumerate(_listed(config.get("options"))):
+        if isinstance(option, dict) and not option.get("name"):
+            found.append((("dnsConfig", "options", i, "name"), "is required"))
+    return found
+
+
+# Source: CORE validateTopologySpreadConstraints, ValidateMaxSkew, validateMinDomains,
+# ValidateSpreadConstraintNotRepeat, validateNodeInclusionPolicy.
+SPREAD_ACTIONS = ("DoNotSchedule", "ScheduleAnyway")
+NODE_INCLUSION_POLICIES = ("Ignore", "Honor")
+
+
+def _int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def topology_spread_problems(constraints: Any) -> Found:
+    """validateTopologySpreadConstraints (CORE): maxSkew and minDomains above zero,
+    minDomains only with DoNotSchedule, a topologyKey, each {topologyKey, whenUnsatisfiable}
+    pair once."""
+    found: Found = []
+    listed = _listed(constraints)
+    for i, constraint in enumerate(listed):
+        if not isinstance(constraint, dict):
+            continue
+        skew, min_domains = constraint.get("maxSkew"), constraint.get("minDomains")
+        key, action = constraint.get("topologyKey"), constraint.get("whenUnsatisfiable")
+        if _int(skew) and skew <= 0:
+            found.append(((i, "maxSkew"), "must be greater than zero"))
+        if key == "":
+            found.append(((i, "topologyKey"), "is required"))
+        if isinstance(action, str) and action not in SPREAD_ACTIONS:
+            found.append(
+                ((i, "whenUnsatisfiable"), f"{quoted(action)} is not DoNotSchedule or ScheduleAnyway")
+            )
+        if _int(min_domains):
+            if min_domains <= 0:
+                found.append(((i, "minDomains"), "must be greater than zero"))
+            if action != "DoNotSchedule":
+                found.append(((i, "minDomains"), "needs whenUnsatisfiable DoNotSchedule"))
+        for policy in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
+            value = constraint.get(policy)
+            if isinstance(value, str) and value not in NODE_INCLUSION_POLICIES:
+                found.append(((i, policy), f"{quoted(value)} is not Ignore or Honor"))
+        later = [_mapping(c) for c in listed[i + 1 :]]
+        if any(c.get("topologyKey") == key and c.get("whenUnsatisfiable") == action for c in later):
+            found.append(
+                ((i,), f"topologyKey {quoted(str(key))} with {action} is repeated in a later constraint")
+            )
+    return found
+
+
+# Source: CORE validateVolumeSource: the volume types, one of which a volume names ("must
+# specify a volume type", "may not specify more than 1 volume type"), as the v1 API spells them.
+VOLUME_SOURCES = (
+    "emptyDir",
+    "hostPath",
+    "gitRepo",
+    "gcePersistentDisk",
+    "awsElasticBlockStore",
+    "secret",
+    "nfs",
+    "iscsi",
+    "glusterfs",
+    "flocker",
+    "persistentVolumeClaim",
+    "rbd",
+    "cinder",
+    "cephfs",
+    "quobyte",
+    "downwardAPI",
+    "fc",
+    "flexVolume",
+    "configMap",
+    "azureFile",
+    "vsphereVolume",
+    "photonPersistentDisk",
+    "portworxVolume",
+    "azureDisk",
+    "storageos",
+    "projected",
+    "scaleIO",
+    "csi",
+    "ephemeral",
+    "image",
+)
+
+
+def volume_source_problems(volume: Any) -> Found:
+    """validateVolumeSource (CORE): exactly one volume type; an emptyDir's sizeLimit not
+    negative."""
+    volume = _mapping(volume)
+    sources = [key for key in VOLUME_SOURCES if volume.get(key) is not None]
+    found: Found = []
+    if not sources:
+        found.append(((), f"must name a volume type (one of {', '.join(VOLUME_SOURCES[:6])}, ...)"))
+    elif len(sources) > 1:
+        found.append(((sources[1],), f"names {' and '.join(sources)}; a volume has one type"))
+    size = signed_quantity(_mapping(volume.get("emptyDir")).get("sizeLimit"))
+    if size is not None and size < 0:
+        found.append((("emptyDir", "sizeLimit"), "must not be negative"))
+    return found
+
+
+def host_alias_problems(alias: Any) -> Found:
+    """ValidateHostAliases (CORE): the ip an IP address (IsValidIPForLegacyField), each
+    hostname a DNS subdomain."""
+    alias = _mapping(alias)
+    found: Found = []
+    ip = alias.get("ip")
+    if isinstance(ip, str) and (problem := _ip_problem(ip)):
+        found.append((("ip",), problem))
+    for j, hostname in enumerate(_listed(alias.get("hostnames"))):
+        if isinstance(hostname, str) and (problem := dns_subdomain_problem(hostname)):
+            found.append((("hostnames", j), problem))
+    return found
+
+
+# Source: CORE SysctlSegmentFmt, SysctlContainSlashFmt, SysctlMaxLength and IsValidSysctlName;
+# validateSysctls refuses a name given twice.
+_SYSCTL_SEGMENT = r"[a-z0-9]([-_a-z0-9]*[a-z0-9])?"
+_SYSCTL_NAME = re.compile(rf"({_SYSCTL_SEGMENT}[./])*{_SYSCTL_SEGMENT}")
+SYSCTL_NAME_MAX = 253
+
+
+def sysctls_problems(sysctls: Any) -> Found:
+    """validateSysctls (CORE): each name a sysctl name, none twice."""
+    found: Found = []
+    seen: set[str] = set()
+    for i, sysctl in enumerate(_listed(sysctls)):
+        name = _mapping(sysctl).get("name")
+        if not isinstance(name, str) or not name:
+            continue
+        if len(name) > SYSCTL_NAME_MAX or not _full(_SYSCTL_NAME, name):
+            found.append(
+                (
+                    (i, "name"),
+                    f"sysctl name {quoted(name)} is invalid (lower-case letters, digits, '-' and '_' in "
+                    "parts joined by '.' or '/', each starting and ending with a letter or digit, at "
+                    "most 253 characters)",
+                )
+            )
+        elif name in seen:
+            found.append(((i, "name"), f"sysctl {quoted(name)} is set twice"))
+        seen.add(name)
+    return found
+
+
+def pod_spec_problems(spec: Any, relaxed_env: bool = False, is_pod: bool = False) -> Found:
     """ValidatePodSpec (CORE), the rules of it the schema does not carry. Paths start at the
-    PodSpec. Required fields are left to the schema: a task pod spec is a partial one."""
+    PodSpec. Required fields are left to the schema: a task pod spec is a partial one.
+    `is_pod`: the spec of a Pod (a task's), not of a pod template."""
     if not isinstance(spec, dict):
         return []
     found: Found = []
@@ -593,12 +912,20 @@ def pod_spec_problems(spec: Any, relaxed_env: bool = False) -> Found:
             elif name in volumes:
                 found.append((("volumes", i, "name"), f"volume name {quoted(name)} is used twice"))
             volumes.add(name)
+        found += [(("volumes", i, *where), m) for where, m in volume_source_problems(volume)]
+    for i, alias in enumerate(_listed(spec.get("hostAliases"))):
+        found += [(("hostAliases", i, *where), m) for where, m in host_alias_problems(alias)]
+    sysctls = _mapping(spec.get("securityContext")).get("sysctls")
+    found += [(("securityContext", "sysctls", *where), m) for where, m in sysctls_problems(sysctls)]
     containers: set[str] = set()
     for kind in ("containers", "initContainers"):
         for i, container in enumerate(_listed(spec.get(kind))):
             if not isinstance(container, dict):
                 continue
-            found += [((kind, i, *where), m) for where, m in container_problems(container, relaxed_env)]
+            found += [
+                ((kind, i, *where), m)
+                for where, m in container_problems(container, relaxed_env, kind == "initContainers", is_pod)
+            ]
             name = container.get("name")
             if isinstance(name, str) and name:
                 if name in containers:
@@ -622,6 +949,11 @@ def pod_spec_problems(spec: Any, relaxed_env: bool = False) -> Found:
         value = spec.get(key)
         if isinstance(value, str) and value and (problem := rule(value)):
             found.append(((key,), problem))
+    found += dns_problems(spec)
+    found += [
+        (("topologySpreadConstraints", *where), m)
+        for where, m in topology_spread_problems(spec.get("topologySpreadConstraints"))
+    ]
     deadline = spec.get("activeDeadlineSeconds")
     if isinstance(deadline, int) and not isinstance(deadline, bool) and not 1 <= deadline <= MAX_ID:
         found.append((("activeDeadlineSeconds",), f"must be from 1 to {MAX_ID}"))
@@ -629,9 +961,11 @@ def pod_spec_problems(spec: Any, relaxed_env: bool = False) -> Found:
     return found
 
 
-def volume_mount_problems(spec: Any) -> Found:
-    """ValidateVolumeMounts (CORE): each mount names a volume of the pod. Only for whole pods
-    (a task pod spec is merged with volumes the master adds)."""
+def volume_mount_problems(
+    spec: Any, provided: Callable[[str], bool] | None = None, where: str = "in the pod"
+) -> Found:
+    """ValidateVolumeMounts (CORE): each mount names a volume of the pod ("Not found"). A task
+    pod spec gets volumes merged in by others: `provided` says which names they give."""
     spec = _mapping(spec)
     volumes = {_mapping(v).get("name") for v in _listed(spec.get("volumes"))}
     found: Found = []
@@ -639,20 +973,49 @@ def volume_mount_problems(spec: Any) -> Found:
         for i, container in enumerate(_listed(spec.get(kind))):
             for j, mount in enumerate(_listed(_mapping(container).get("volumeMounts"))):
                 name = _mapping(mount).get("name")
-                if isinstance(name, str) and name not in volumes:
+                if isinstance(name, str) and name not in volumes and not (provided and provided(name)):
                     found.append(
-                        ((kind, i, "volumeMounts", j, "name"), f"no volume named {quoted(name)} in the pod")
+                        ((kind, i, "volumeMounts", j, "name"), f"no volume named {quoted(name)} {where}")
                     )
     return found
 
 
-def pod_problems(pod: Any, relaxed_env: bool = False) -> Found:
+# The volumes Determined's master adds to every task pod it creates, by name. Source:
+# determined-ai/determined v0.38.1 master/internal/rm/kubernetesrm/volumes.go
+# (dockerMountsToHostVolumes "det-host-volume-%d", one per bind mount and shared_fs storage;
+# configureShmVolume "det-shm-volume"; configureAdditionalFilesVolumes "archive-volume",
+# "entrypoint-volume", "additional-files-volume") and spec.go handleRootArchiveFiles
+# ("root-volume-%d"); configureJobSpec appends them to the pod spec's own volumes (read
+# 2026-11-25 with git show v0.38.1:<path>).
+MASTER_TASK_VOLUMES = ("det-shm-volume", "archive-volume", "entrypoint-volume", "additional-files-volume")
+_MASTER_NUMBERED_VOLUME = re.compile(r"(det-host-volume|root-volume)-(0|[1-9][0-9]*)")
+
+
+def master_task_volume(name: str) -> bool:
+    """Whether the master may give a task pod a volume of this name (numbered ones exist only
+    when the task has that many mounts or root files: mounting one is not refused)."""
+    return name in MASTER_TASK_VOLUMES or _full(_MASTER_NUMBERED_VOLUME, name)
+
+
+def task_mount_problems(spec: Any, provided: Iterable[str] = ()) -> Found:
+    """Mounts of a task pod spec that name a volume of neither the spec, `provided` (the
+    layers merged with it) nor the master."""
+    names = set(provided)
+    return volume_mount_problems(
+        spec,
+        lambda name: name in names or master_task_volume(name),
+        "in this pod spec, the other pod specs or the ones Determined's master adds (Kubernetes "
+        "refuses the pod: volume not found)",
+    )
+
+
+def pod_problems(pod: Any, relaxed_env: bool = False, is_pod: bool = False) -> Found:
     """A Pod or pod template (metadata + spec): its metadata's labels and annotations, and
-    its spec."""
+    its spec. `is_pod`: a Pod (a task's), not a pod template."""
     if not isinstance(pod, dict):
         return []
     found = metadata_problems("Pod", pod.get("metadata"), template=True)
-    found += [(("spec", *where), m) for where, m in pod_spec_problems(pod.get("spec"), relaxed_env)]
+    found += [(("spec", *where), m) for where, m in pod_spec_problems(pod.get("spec"), relaxed_env, is_pod)]
     return found
 
 
@@ -733,7 +1096,7 @@ def object_problems(obj: Any) -> Found:
     template_path = POD_TEMPLATE_PATHS.get(kind) or (() if kind == "Pod" else None)
     if template_path is not None:
         template = at(obj, template_path)
-        found += [((*template_path, *w), m) for w, m in pod_problems(template)]
+        found += [((*template_path, *w), m) for w, m in pod_problems(template, is_pod=kind == "Pod")]
         found += [
             ((*template_path, "spec", *w), m)
             for w, m in volume_mount_problems(_mapping(template).get("spec"))

@@ -94,3 +94,37 @@ def resolve(definition_name: str, *path: str) -> dict[str, Any] | None:
         current = found.definition
         schema = definition(current) if current else found.schema
     return schema
+
+
+def structural(node: Any) -> Any:
+    """A custom resource's structural schema node as the API server applies it: closed to
+    unknown fields (unless it preserves them), with Kubernetes' extensions turned into JSON
+    Schema (int-or-string, nullable, embedded resources, set lists). Only the structural
+    part (properties, items, additionalProperties) is walked: anyOf/allOf/oneOf/not only
+    restrict values."""
+    if not isinstance(node, dict):
+        return node
+    node = dict(node)
+    if node.get("x-kubernetes-int-or-string") and "anyOf" not in node and "type" not in node:
+        node["anyOf"] = [{"type": "integer"}, {"type": "string"}]
+    if node.get("nullable") and isinstance(node.get("type"), str):
+        node["type"] = [node["type"], "null"]
+    if "properties" in node:
+        node["properties"] = {name: structural(sub) for name, sub in node["properties"].items()}
+    if isinstance(node.get("additionalProperties"), dict):
+        node["additionalProperties"] = structural(node["additionalProperties"])
+    if "items" in node:
+        node["items"] = structural(node["items"])
+    if node.get("x-kubernetes-embedded-resource"):
+        properties = node.setdefault("properties", {})
+        for name in ("apiVersion", "kind", "metadata"):
+            properties.setdefault(name, {})
+    if (
+        node.get("type") == "object"
+        and not node.get("x-kubernetes-preserve-unknown-fields")
+        and "additionalProperties" not in node
+    ):
+        node["additionalProperties"] = False
+    if node.get("x-kubernetes-list-type") == "set":
+        node["uniqueItems"] = True
+    return node

@@ -286,3 +286,363 @@ def test_a_small_master_config_fits():
     found = []
     master_config_size.master_config_size_problems(make_config(), lambda path, m: found.append(path))
     assert found == []
+
+
+# --- env valueFrom (validateEnvVarValueFrom) ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("env", "found"),
+    [
+        ({"name": "A", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}, None),
+        ({"name": "A", "value": "", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}, None),
+        ({"name": "A", "value": "x"}, None),
+        ({"name": "A", "value": "x", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}, "`value`"),
+        ({"name": "A", "valueFrom": {}}, "must name one of"),
+        (
+            {"name": "A", "valueFrom": {"fieldRef": {}, "resourceFieldRef": {"resource": "limits.cpu"}}},
+            "names fieldRef and resourceFieldRef",
+        ),
+    ],
+)
+def test_env_value_from(env, found):
+    problems = r.container_problems({"name": "c", "env": [env]})
+    assert [w for w, _ in problems] == ([("env", 0, "valueFrom")] if found else [])
+    assert found is None or found in _messages(problems)
+
+
+# --- DNS (validatePodDNSConfig, MaxDNSNameservers, MaxDNSSearchPaths, MaxDNSSearchListChars) ------
+
+
+@pytest.mark.parametrize(
+    ("spec", "where"),
+    [
+        ({"dnsPolicy": "None"}, ("dnsConfig",)),
+        ({"dnsPolicy": "None", "dnsConfig": {"searches": ["a"]}}, ("dnsConfig", "nameservers")),
+        ({"dnsPolicy": "None", "dnsConfig": {"nameservers": ["10.0.0.10"]}}, None),
+        ({"dnsPolicy": "ClusterFirst"}, None),
+        ({"dnsConfig": {"nameservers": ["1.1.1.1", "8.8.8.8", "9.9.9.9"]}}, None),
+        (
+            {"dnsConfig": {"nameservers": ["1.1.1.1", "8.8.8.8", "9.9.9.9", "1.0.0.1"]}},
+            ("dnsConfig", "nameservers"),
+        ),
+        ({"dnsConfig": {"nameservers": ["010.0.0.1", "::1"]}}, None),  # ParseIPSloppy: leading zeros
+        ({"dnsConfig": {"nameservers": ["fe80::1%eth0"]}}, ("dnsConfig", "nameservers", 0)),
+        ({"dnsConfig": {"nameservers": ["256.0.0.1"]}}, ("dnsConfig", "nameservers", 0)),
+        ({"dnsConfig": {"searches": [f"s{i}" for i in range(32)]}}, None),
+        ({"dnsConfig": {"searches": [f"s{i}" for i in range(33)]}}, ("dnsConfig", "searches")),
+        ({"dnsConfig": {"searches": ["a" * 1024, "b" * 1023]}}, None),  # 2048 with the space
+        ({"dnsConfig": {"searches": ["a" * 1024, "b" * 1024]}}, ("dnsConfig", "searches")),
+        (
+            {"dnsConfig": {"options": [{"name": "ndots", "value": "2"}, {"value": "1"}]}},
+            ("dnsConfig", "options", 1, "name"),
+        ),
+    ],
+)
+def test_dns(spec, where):
+    assert [w for w, _ in r.pod_spec_problems(spec)] == ([where] if where else [])
+
+
+# --- topology spread (validateTopologySpreadConstraints) ------------------------------------------
+
+
+def _spread(**fields):
+    return {
+        "maxSkew": 1,
+        "topologyKey": "kubernetes.io/hostname",
+        "whenUnsatisfiable": "DoNotSchedule",
+        **fields,
+    }
+
+
+@pytest.mark.parametrize(
+    ("constraints", "where"),
+    [
+        ([_spread()], None),
+        ([_spread(maxSkew=0)], (0, "maxSkew")),
+        ([_spread(maxSkew=-2)], (0, "maxSkew")),
+        ([_spread(topologyKey="")], (0, "topologyKey")),
+        ([_spread(minDomains=3)], None),
+        ([_spread(minDomains=0)], (0, "minDomains")),
+        ([_spread(minDomains=2, whenUnsatisfiable="ScheduleAnyway")], (0, "minDomains")),
+        ([_spread(nodeTaintsPolicy="Honor", nodeAffinityPolicy="Ignore")], None),
+        ([_spread(nodeTaintsPolicy="Always")], (0, "nodeTaintsPolicy")),
+        ([_spread(), _spread(maxSkew=2)], (0,)),
+        ([_spread(), _spread(whenUnsatisfiable="ScheduleAnyway")], None),
+    ],
+)
+def test_topology_spread(constraints, where):
+    found = r.pod_spec_problems({"topologySpreadConstraints": constraints})
+    assert [w for w, _ in found] == ([("topologySpreadConstraints", *where)] if where else [])
+
+
+# --- mounts of task pods: the master's volumes (Determined v0.38.1 kubernetesrm) ------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "ok"),
+    [
+        ("det-shm-volume", True),
+        ("archive-volume", True),
+        ("entrypoint-volume", True),
+        ("additional-files-volume", True),
+        ("det-host-volume-0", True),
+        ("root-volume-12", True),
+        ("det-host-volume-01", False),  # fmt %d writes no leading zero
+        ("det-host-volume", False),
+        ("shm", False),
+    ],
+)
+def test_master_task_volumes(name, ok):
+    assert r.master_task_volume(name) is ok
+
+
+def test_task_mounts_name_a_volume_someone_gives():
+    spec = {
+        "volumes": [{"name": "own", "emptyDir": {}}],
+        "containers": [
+            {
+                "name": "c",
+                "volumeMounts": [
+                    {"name": "own", "mountPath": "/own"},
+                    {"name": "det-shm-volume", "mountPath": "/dev/shm"},
+                    {"name": "layer", "mountPath": "/layer"},
+                    {"name": "missing", "mountPath": "/m"},
+                ],
+            }
+        ],
+    }
+    found = r.task_mount_problems(spec, {"layer"})
+    assert [w for w, _ in found] == [("containers", 0, "volumeMounts", 3, "name")]
+    assert "no volume named 'missing'" in _messages(found)
+
+
+def _gc_mount(name: str) -> dict:
+    return {
+        "containers": [{"name": "determined-container", "volumeMounts": [{"name": name, "mountPath": "/x"}]}]
+    }
+
+
+def test_checkpoint_gc_mounts_are_checked_against_every_layer():
+    raw = raw_config()
+    raw["taskContainerDefaults"] = {"checkpointGcPodSpec": _gc_mount("scratch")}
+    with pytest.raises(ConfigError) as refused:
+        make_config(**raw)
+    assert [p.path for p in refused.value.problems] == [
+        "taskContainerDefaults.checkpointGcPodSpec.containers[0].volumeMounts[0].name"
+    ]
+    # The GC spec is merged over the default pod specs: a volume of a pool's podSpec is given.
+    raw["resourcePools"][1]["podSpec"] = {"volumes": [{"name": "scratch", "emptyDir": {}}]}
+    make_config(**raw)
+
+
+def test_checkpoint_gc_mounts_the_project_volumes(monkeypatch):
+    from deploy.app import resource_pools
+
+    raw = raw_config()
+    raw["taskContainerDefaults"] = {"checkpointGcPodSpec": _gc_mount("from-project")}
+    layer = {"spec": {"volumes": [{"name": "from-project", "emptyDir": {}}]}}
+    monkeypatch.setattr(resource_pools, "project_layer", lambda cfg: layer)
+    make_config(**raw)
+
+
+def test_cpu_and_gpu_pod_spec_mounts_are_left_to_experiments():
+    # An experiment's own pod_spec is merged over these and may bring the volume.
+    make_config(taskContainerDefaults={"gpuPodSpec": _gc_mount("from-experiment")})
+
+
+# --- attack 22, pod specs: volume types, host aliases, sysctls, mounts, containers -----------
+
+
+@pytest.mark.parametrize(
+    ("volume", "found"),
+    [
+        ({"name": "v", "emptyDir": {}}, []),
+        ({"name": "v", "emptyDir": {"sizeLimit": "0"}}, []),
+        ({"name": "v", "emptyDir": {"sizeLimit": "+5Gi"}}, []),
+        ({"name": "v", "emptyDir": {"sizeLimit": "-5Gi"}}, [("emptyDir", "sizeLimit")]),
+        ({"name": "v", "emptyDir": {"sizeLimit": -1}}, [("emptyDir", "sizeLimit")]),
+        ({"name": "v", "emptyDir": {}, "configMap": {"name": "x"}}, [("configMap",)]),
+        ({"name": "v", "emptyDir": None, "configMap": {"name": "x"}}, []),
+        ({"name": "v", "image": {"reference": "r:1"}}, []),
+        ({"name": "v"}, [()]),
+    ],
+)
+def test_volume_types(volume, found):
+    """validateVolumeSource: one type (a null one is unset), emptyDir.sizeLimit >= 0."""
+    assert [w for w, _ in r.volume_source_problems(volume)] == found
+
+
+def test_every_volume_type_counts():
+    for source in r.VOLUME_SOURCES:
+        assert r.volume_source_problems({"name": "v", source: {}}) == [], source
+        assert r.volume_source_problems(
+            {"name": "v", source: {}, "emptyDir" if source != "emptyDir" else "nfs": {}}
+        )
+
+
+@pytest.mark.parametrize(
+    ("alias", "found"),
+    [
+        ({"ip": "10.0.0.1", "hostnames": ["cache.local"]}, []),
+        ({"ip": "010.000.000.001"}, []),  # ParseIPSloppy takes leading zeros (legacy field)
+        ({"ip": "fd00::1"}, []),
+        ({"ip": "not-an-ip"}, [("ip",)]),
+        ({"ip": "10.0.0.256"}, [("ip",)]),
+        ({"ip": "fe80::1%eth0"}, [("ip",)]),
+        ({"ip": "10.0.0.1", "hostnames": ["ok", "Not_ok"]}, [("hostnames", 1)]),
+    ],
+)
+def test_host_aliases(alias, found):
+    """ValidateHostAliases: an IP, DNS-subdomain hostnames."""
+    assert [w for w, _ in r.host_alias_problems(alias)] == found
+
+
+@pytest.mark.parametrize(
+    ("name", "ok"),
+    [
+        ("kernel.shm_rmid_forced", True),
+        ("net.ipv4.ip_local_port_range", True),
+        ("net/ipv4/conf/eth0.100/forwarding", True),  # '/' joins parts too (a VLAN interface)
+        ("kernel..shm", False),
+        ("Kernel.shm", False),
+        ("net.ipv4.", False),
+        ("_net", False),
+        ("a" * 253, True),
+        ("a" * 254, False),
+    ],
+)
+def test_sysctl_names(name, ok):
+    """IsValidSysctlName: SysctlContainSlashFmt, at most 253."""
+    assert (r.sysctls_problems([{"name": name, "value": "1"}]) == []) is ok
+
+
+def test_a_sysctl_set_twice():
+    found = r.sysctls_problems([{"name": "kernel.sem"}, {"name": "kernel.sem"}])
+    assert [w for w, _ in found] == [(1, "name")]
+
+
+@pytest.mark.parametrize(
+    ("mount", "found"),
+    [
+        ({"subPath": "a/b"}, []),
+        ({"subPath": "a..b/..c"}, []),
+        ({"subPath": "../etc"}, [("subPath",)]),
+        ({"subPath": "a/../../b"}, [("subPath",)]),
+        ({"subPath": "/etc"}, [("subPath",)]),
+        ({"subPathExpr": "$(POD_NAME)"}, []),
+        ({"subPathExpr": "$(POD_NAME)/.."}, [("subPathExpr",)]),
+        ({"subPath": "a", "subPathExpr": "b"}, [("subPathExpr",)]),
+    ],
+)
+def test_sub_paths(mount, found):
+    """ValidateVolumeMounts / validateLocalDescendingPath."""
+    assert [w for w, _ in r.sub_path_problems({"name": "v", "mountPath": "/m", **mount})] == found
+
+
+@pytest.mark.parametrize(
+    ("path", "ok"),
+    [
+        *[(p, True) for p in r.ENV_FIELD_PATHS],
+        ("metadata.labels['team']", True),
+        ("metadata.annotations['Example.com/Owner']", True),  # annotation keys: case aside
+        ("metadata.labels['Example.com/Owner']", False),
+        ("metadata.labels", False),
+        ("metadata.annotations", False),
+        ("spec.bogus", False),
+        ("status.phase", False),  # a pod field, not one env vars may read
+    ],
+)
+def test_env_field_refs(path, ok):
+    """validateObjectFieldSelector with validEnvDownwardAPIFieldPathExpressions."""
+    assert (r.field_ref_problem({"fieldPath": path}) is None) is ok
+
+
+def test_env_field_ref_api_version():
+    assert r.field_ref_problem({"apiVersion": "v1", "fieldPath": "metadata.name"}) is None
+    assert "apiVersion 'v2'" in r.field_ref_problem({"apiVersion": "v2", "fieldPath": "metadata.name"})
+
+
+@pytest.mark.parametrize(
+    ("image", "is_pod", "ok"),
+    [
+        ("busybox:1.36", True, True),
+        ("busybox:1.36 ", True, False),
+        ("\tbusybox:1.36", True, False),
+        ("busybox:1.36\u3000", True, False),
+        ("busybox:1.36 ", False, True),  # a pod template is spared
+    ],
+)
+def test_container_image_whitespace_in_a_pod(image, is_pod, ok):
+    """validateContainerOnlyForPod."""
+    found = r.container_problems({"name": "c", "image": image}, is_pod=is_pod)
+    assert (found == []) is ok
+
+
+@pytest.mark.parametrize(
+    ("init", "policy", "ok"),
+    [(False, None, True), (False, "Always", False), (True, "Always", True), (True, "Never", False)],
+)
+def test_container_restart_policy(init, policy, ok):
+    """validateContainers: not on a regular container; validateInitContainerRestartPolicy."""
+    container = {"name": "c", "image": "i:1", **({"restartPolicy": policy} if policy else {})}
+    assert (r.container_problems(container, init=init) == []) is ok
+
+
+def test_pod_spec_reports_the_new_rules_at_their_paths():
+    spec = {
+        "hostAliases": [{"ip": "x"}],
+        "volumes": [{"name": "v", "hostPath": {"path": "/x"}, "nfs": {"server": "s", "path": "/p"}}],
+        "securityContext": {"sysctls": [{"name": "Bad"}]},
+        "containers": [
+            {"name": "c", "image": " i:1", "restartPolicy": "Always", "volumeMounts": [{"subPath": ".."}]}
+        ],
+        "initContainers": [{"name": "c", "image": "i:1"}],
+    }
+    found = [w for w, _ in r.pod_spec_problems(spec, is_pod=True)]
+    assert found == [
+        ("volumes", 0, "nfs"),
+        ("hostAliases", 0, "ip"),
+        ("securityContext", "sysctls", 0, "name"),
+        ("containers", 0, "image"),
+        ("containers", 0, "restartPolicy"),
+        ("containers", 0, "volumeMounts", 0, "subPath"),
+        ("initContainers", 0, "name"),
+    ]
+
+
+def _problems(**raw) -> list[str]:
+    with pytest.raises(ConfigError) as refused:
+        make_config(**raw)
+    return [f"{p.path}: {p.message}" for p in refused.value.problems]
+
+
+def test_an_init_container_may_not_take_the_task_containers_name():
+    """The master always runs the task in determined-container: a pod spec naming no container
+    still clashes (the config, not the plan's own check, refuses it)."""
+    spec = {"initContainers": [{"name": "determined-container", "image": "busybox:1.36"}]}
+    assert _problems(taskContainerDefaults={"gpuPodSpec": spec}) == [
+        "taskContainerDefaults.gpuPodSpec.initContainers[0].name: container name 'determined-container' "
+        "is used twice (the master runs the task in a container of that name)"
+    ]
+    make_config(taskContainerDefaults={"gpuPodSpec": {"initContainers": [{"name": "warm", "image": "b:1"}]}})
+
+
+@pytest.mark.parametrize("value", ["x\0y", "x\x1by", "x\u202ey"])
+def test_annotation_values_hold_no_control_characters(value):
+    assert _problems(master={"podAnnotations": {"team": value}})[0].startswith(
+        "master.podAnnotations: annotation 'team' value must be text"
+    )
+    spec = {"metadata": {"annotations": {"team": value}}, "spec": {}}
+    assert _problems(taskContainerDefaults={"cpuPodSpec": spec})[0].startswith(
+        "taskContainerDefaults.cpuPodSpec.metadata.annotations: annotation 'team' value"
+    )
+
+
+def test_annotation_values_may_span_lines():
+    """JSON of several lines is a common annotation value."""
+    value = '{\n\t"checks": []\n}\n'
+    make_config(
+        master={"podAnnotations": {"ad.datadoghq.com/checks": value}},
+        taskContainerDefaults={"cpuPodSpec": {"metadata": {"annotations": {"a": value}}, "spec": {}}},
+    )
