@@ -104,7 +104,7 @@ class EksVersion:
 # scrape of that table records them on 2026-08-22, their release dates 14 months before the end of
 # standard support, as the page defines it; 1.36 is listed on the page's standard-support release
 # notes, kubernetes-versions-standard.html). 1.31 is left out: its extended support ends
-# 2026-11-26, so a cluster made on it would be upgraded at once.
+# 2026-11-25, so a cluster made on it would be upgraded at once.
 # Autoscaler images: the newest cluster-autoscaler-1.N.x tag of github.com/kubernetes/autoscaler
 # per minor (read 2026-11-25 from a snapshot of 2026-08-22), published as
 # registry.k8s.io/autoscaling/cluster-autoscaler:v1.N.x.
@@ -173,6 +173,55 @@ GKE_CHANNELS: dict[str, GkeChannel] = {
     "EXTENDED": GkeChannel("1.35.7-gke.1222000", date(2027, 4, 11)),
 }
 GKE_CHANNELS_READ = date(2026, 11, 25)
+
+
+@dataclass(frozen=True)
+class GkeVersion:
+    """One Kubernetes minor on GKE: when it became available for new clusters in the Regular
+    channel and when its standard support ends. GKE supports a minor "up to a total of 24
+    months ... after the version has been made available for new cluster creation in the
+    Regular channel" (about 14 months standard, then extended support on the Extended
+    channel); after that no channel creates a cluster on it."""
+
+    regular_available: date
+    end_of_standard_support: date
+
+    @property
+    def end_of_extended_support(self) -> date:
+        start = self.regular_available
+        return start.replace(year=start.year + GKE_SUPPORT_MONTHS // 12)
+
+
+# Source: GKE versioning and support, "How GKE supports a minor version" (24 months from
+# availability in Regular), https://cloud.google.com/kubernetes-engine/versioning (read
+# 2026-11-25); per-minor dates from the GKE release schedule,
+# https://cloud.google.com/kubernetes-engine/docs/release-schedule, as endoflife.date's copy of
+# it records them (https://endoflife.date/google-kubernetes-engine: release = Regular
+# availability, "Maintenance Support" end = end of standard support; read 2026-11-25 from its
+# copies of 2026-02 and 2026-04). 1.36's end of standard support is GKE_CHANNELS' (2026-08-22
+# copy); its Regular availability is taken as 14 months before it, as GKE defines standard
+# support. Minors before 1.32 are out of extended support by 2026-11-25 (1.31: Regular
+# 2024-10-25, +24 months). A minor newer than the table is not known to this release.
+GKE_SUPPORT_MONTHS = 24
+GKE_VERSIONS: dict[str, GkeVersion] = {
+    "1.36": GkeVersion(date(2026, 6, 9), date(2027, 8, 9)),
+    "1.35": GkeVersion(date(2026, 2, 11), date(2027, 4, 11)),
+    "1.34": GkeVersion(date(2025, 9, 30), date(2026, 10, 1)),
+    "1.33": GkeVersion(date(2025, 6, 3), date(2026, 8, 3)),
+    "1.32": GkeVersion(date(2025, 2, 11), date(2026, 4, 11)),
+}
+GKE_VERSIONS_READ = date(2026, 11, 25)
+
+
+def gke_support(version: str, today: date) -> Literal["standard", "extended"] | None:
+    """Whether GKE creates clusters of `version` on `today` in standard support (every
+    channel that offers it) or only in extended support (the Extended channel); None when no
+    channel does (past its 24 months, or a minor the table does not know)."""
+    row = GKE_VERSIONS.get(version)
+    if row is None or today >= row.end_of_extended_support:
+        return None
+    return "standard" if today < row.end_of_standard_support else "extended"
+
 
 CLUSTER_AUTOSCALER_CHART = "cluster-autoscaler"
 CLUSTER_AUTOSCALER_REPOSITORY = "https://kubernetes.github.io/autoscaler"

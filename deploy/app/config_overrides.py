@@ -13,7 +13,9 @@ as the master reads them. Pure functions:
 
 What neither catches: the value rules of the master's own `Validate` methods on keys left
 to overrides (a log level, an OIDC or SAML setup, a cron schedule): the master refuses to
-start on those; `master_yaml_schema.MASTER_RULES` covers only keys the project writes.
+start on those; `master_yaml_schema.MASTER_RULES` covers only keys the project writes, and
+`security.authz`, `security.ssh` and `security.token` are checked here (`_authz_problems`,
+`_security_problems`).
 """
 
 from __future__ import annotations
@@ -249,7 +251,220 @@ def _split(line: str, paths: list[str]) -> tuple[str, str]:
     return line[:end], line[end + 2 :]
 
 
-def problems(overrides: Any, version: str) -> list[tuple[str, str]]:
+# --- security.authz, as the master's Validate methods check it --------------------------------
+
+# `security.authz` (AuthZConfig) is left to overrides; the master checks it at start-up, and
+# stops on a problem. Source: determined-ai/determined master/internal/config/authz_config.go,
+# AuthZConfig.Validate and AssignWorkspaceCreatorConfig.Validate, read at tags 0.26.0, 0.31.0,
+# 0.32.0, 0.37.0 and v0.38.1 (2026-11):
+# - `type` and `fallback` must be a registered authz type: "basic" always; "rbac" is
+#   registered by the open-source master from 0.32.0 (the authz_rbac.go files calling
+#   AuthZProvider.Register("rbac", ...): none at 0.31.0, 13 at 0.32.0), before that only by
+#   enterprise builds;
+# - a `type` other than basic calls license.RequireLicense("RBAC"), which panics without a
+#   license key built into the binary (master/internal/license/license.go) up to 0.37.x and
+#   is a no-op from 0.38.0 ("chore: fix license check", #10211, 2024-11-19). The open-source
+#   image (determinedai/determined-master) carries no key: only an enterprise build, named by
+#   master.image, runs rbac before 0.38.0;
+# - `workspace_creator_assign_role.role_id` must be positive ("must be >= 0 got 0" says the
+#   message, but the test is RoleID <= 0), whether or not the assignment is enabled.
+AUTHZ_BASIC = "basic"
+AUTHZ_RBAC = "rbac"
+RBAC_IN_OPEN_SOURCE = (0, 32, 0)
+RBAC_WITHOUT_LICENSE = (0, 38, 0)
+
+
+def _key(mapping: Any, name: str) -> tuple[str, Any] | None:
+    """(the key as written, its value) of `name` in `mapping`, matched as the master's JSON
+    decoding matches keys (an exact match first, else any case); None when absent."""
+    if not isinstance(mapping, dict):
+        return None
+    if name in mapping:
+        return name, mapping[name]
+    return next(((str(k), v) for k, v in mapping.items() if str(k).lower() == name), None)
+
+
+def _authz_problems(
+    overrides: dict[str, Any], version: master_yaml_schema.Version, open_source_image: bool
+) -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    security = _key(overrides, "security")
+    authz = _key(security[1], "authz") if security else None
+    if authz is None:
+        return found
+    at = f"{security[0]}.{authz[0]}"
+    shown_version = master_yaml_schema.format_version(version)
+    known = [AUTHZ_BASIC]
+    if not open_source_image or version >= RBAC_IN_OPEN_SOURCE:
+        known.append(AUTHZ_RBAC)
+    for name in ("type", "fallback"):
+        entry = _key(authz[1], name)
+        if entry is None or not isinstance(entry[1], str) or entry[1] in known:
+            continue
+        value = entry[1]
+        since = master_yaml_schema.format_version(RBAC_IN_OPEN_SOURCE)
+        why = f"the open-source master has rbac from {since}" if value == AUTHZ_RBAC else "there is no other"
+        found.append(
+            (
+                f"{at}.{entry[0]}",
+                f"{value!r} is not an authz type Determined {shown_version} knows (it knows "
+                f"{', '.join(known)}; {why}): {master_yaml_schema.REFUSED}",
+            )
+        )
+    kind = _key(authz[1], "type")
+    if (
+        kind is not None
+        and kind[1] == AUTHZ_RBAC
+        and AUTHZ_RBAC in known
+        and open_source_image
+        and version < RBAC_WITHOUT_LICENSE
+    ):
+        found.append(
+            (
+                f"{at}.{kind[0]}",
+                f"rbac needs an enterprise license before Determined "
+                f"{master_yaml_schema.format_version(RBAC_WITHOUT_LICENSE)}: the open-source master "
+                f"{shown_version} stops at start-up without one; use 0.38.0 or later, or name your "
+                "enterprise build in master.image",
+            )
+        )
+    assign = _key(authz[1], "workspace_creator_assign_role")
+    role = _key(assign[1], "role_id") if assign else None
+    if role is not None and isinstance(role[1], int) and not isinstance(role[1], bool) and role[1] <= 0:
+        found.append(
+            (
+                f"{at}.{assign[0]}.{role[0]}",
+                f"{role[1]} is not a role ID: the master takes positive ones only (2, WorkspaceAdmin, by "
+                f"default): {master_yaml_schema.REFUSED}",
+            )
+        )
+    return found
+
+
+# --- security.ssh and security.token, as the master's Validate methods check them -----------
+
+# Source: determined-ai/determined master/internal/config/config.go, SSHConfig.Validate,
+# TokenConfig.Validate, DefaultConfig and Config.Resolve, read at tags 0.26.0, 0.37.0, v0.38.0
+# and v0.38.1 (2026-11-25). The master refuses to start on any of these:
+# - ssh: before 0.38.0 `rsa_key_size` (default 1024) must be 1 to 16384; from 0.38.0
+#   `key_type` (default ED25519) must be RSA, ECDSA or ED25519, exactly so, and with RSA
+#   `rsa_key_size` (no default: 0) must be 1 to 16384;
+# - token (0.38.0+): `max_lifespan_days` and `default_lifespan_days` (default 30 each; -1 is
+#   read as infinite, 106751 days, before the check) must be 0 or more, at most 106751, and
+#   the default at most the max.
+SSH_KEY_TYPES = ("RSA", "ECDSA", "ED25519")
+SSH_KEY_TYPE_SINCE = (0, 38, 0)
+TOKEN_SINCE = (0, 38, 0)
+SSH_DEFAULT_KEY_TYPE = "ED25519"
+RSA_KEY_SIZE_BEFORE_KEY_TYPE = 1024
+RSA_KEY_SIZE_MAX = 16384
+TOKEN_DEFAULT_LIFESPAN_DAYS = 30
+TOKEN_INFINITE = -1
+TOKEN_MAX_LIFESPAN_DAYS = 106751
+
+
+def _int(entry: tuple[str, Any] | None) -> int | None:
+    if entry is None or not isinstance(entry[1], int) or isinstance(entry[1], bool):
+        return None
+    return entry[1]
+
+
+def _ssh_problems(security: tuple[str, Any], version: master_yaml_schema.Version) -> list[tuple[str, str]]:
+    ssh = _key(security[1], "ssh")
+    if ssh is None or not isinstance(ssh[1], dict):
+        return []
+    at = f"{security[0]}.{ssh[0]}"
+    found = []
+    size_entry = _key(ssh[1], "rsa_key_size")
+    size = _int(size_entry)
+    if version >= SSH_KEY_TYPE_SINCE:
+        kind_entry = _key(ssh[1], "key_type")
+        kind = kind_entry[1] if kind_entry else SSH_DEFAULT_KEY_TYPE
+        if not isinstance(kind, str):
+            return found
+        if kind not in SSH_KEY_TYPES:
+            found.append(
+                (
+                    f"{at}.{kind_entry[0]}",
+                    f"{kind!r} is not a key type the master knows: one of {', '.join(SSH_KEY_TYPES)} "
+                    f"(upper case): {master_yaml_schema.REFUSED}",
+                )
+            )
+            return found
+        if kind != "RSA":
+            return found
+        if size_entry is None:
+            found.append(
+                (
+                    f"{at}.rsa_key_size",
+                    f"required with key_type RSA (Determined {master_yaml_schema.format_version(version)} "
+                    f"has no default: 0): 1 to {RSA_KEY_SIZE_MAX} bits, e.g. 4096: "
+                    f"{master_yaml_schema.REFUSED}",
+                )
+            )
+            return found
+    elif size_entry is None:
+        return found
+    if size is not None and not 1 <= size <= RSA_KEY_SIZE_MAX:
+        found.append(
+            (
+                f"{at}.{size_entry[0]}",
+                f"{size} is not an RSA key size the master takes: 1 to {RSA_KEY_SIZE_MAX} bits: "
+                f"{master_yaml_schema.REFUSED}",
+            )
+        )
+    return found
+
+
+def _token_problems(security: tuple[str, Any]) -> list[tuple[str, str]]:
+    token = _key(security[1], "token")
+    if token is None or not isinstance(token[1], dict):
+        return []
+    at = f"{security[0]}.{token[0]}"
+    found = []
+    days: dict[str, int] = {}
+    for name in ("max_lifespan_days", "default_lifespan_days"):
+        entry = _key(token[1], name)
+        value = _int(entry)
+        if entry is not None and value is None:
+            return found  # a wrong type: the schema check reports it
+        value = TOKEN_DEFAULT_LIFESPAN_DAYS if value is None else value
+        value = TOKEN_MAX_LIFESPAN_DAYS if value == TOKEN_INFINITE else value
+        if not 0 <= value <= TOKEN_MAX_LIFESPAN_DAYS:
+            found.append(
+                (
+                    f"{at}.{entry[0]}",
+                    f"{entry[1]} days: the master takes 0 to {TOKEN_MAX_LIFESPAN_DAYS} (Go's longest "
+                    f"duration), or -1 for that: {master_yaml_schema.REFUSED}",
+                )
+            )
+        days[name] = value
+    if not found and days["default_lifespan_days"] > days["max_lifespan_days"]:
+        shown_days = {k: "-1 (infinite)" if v == TOKEN_MAX_LIFESPAN_DAYS else f"{v}" for k, v in days.items()}
+        found.append(
+            (
+                at,
+                f"default_lifespan_days {shown_days['default_lifespan_days']} is above max_lifespan_days "
+                f"{shown_days['max_lifespan_days']} (each 30 when not set): the default token lifespan "
+                f"must be at most the max: {master_yaml_schema.REFUSED}",
+            )
+        )
+    return found
+
+
+def _security_problems(
+    overrides: dict[str, Any], version: master_yaml_schema.Version
+) -> list[tuple[str, str]]:
+    security = _key(overrides, "security")
+    if security is None or not isinstance(security[1], dict):
+        return []
+    found = _ssh_problems(security, version)
+    if version >= TOKEN_SINCE:  # before, the schema check refuses the key
+        found += _token_problems(security)
+    return found
+
+
+def problems(overrides: Any, version: str, open_source_image: bool = True) -> list[tuple[str, str]]:
     """What is wrong with `overrides` (master.configOverrides) for Determined `version`, as
     (path inside configOverrides, message); empty: the master takes them as written.
 
@@ -259,8 +474,10 @@ def problems(overrides: Any, version: str) -> list[tuple[str, str]]:
     union's `type`, and every union the project writes is owned). The master's value rules
     (`rules=`) read the whole document; those it has are about owned keys, so they are left
     to the check of the merged file. A version the key data does not describe is one problem
-    (nothing can be vouched for). Raises ValueError for a version that is not X.Y.Z
-    (master.version's own validation refuses it)."""
+    (nothing can be vouched for). `security.authz` is checked as the master's Validate
+    checks it (`_authz_problems`); `open_source_image`: the master runs the open-source image
+    (no master.image), which knows no enterprise license. Raises ValueError for a version
+    that is not X.Y.Z (master.version's own validation refuses it)."""
     if not isinstance(overrides, dict):
         return [("", f"must be a mapping of master.yaml keys, got {kind_of(overrides)}")]
     v = master_yaml_schema.parse_version(version)
@@ -284,4 +501,6 @@ def problems(overrides: Any, version: str) -> list[tuple[str, str]]:
         return found
     paths = sorted(set(_paths(rest)), key=len, reverse=True)
     found += [_split(line, paths) for line in master_yaml_schema.check(rest, v, rules=False)]
+    found += _authz_problems(rest, v, open_source_image)
+    found += _security_problems(rest, v)
     return found

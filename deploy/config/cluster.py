@@ -54,9 +54,10 @@ GcpLabels = Annotated[
 
 def _aws_tag(key: str, value: str) -> str | None:
     """What AWS refuses of one tag whatever the resource (deploy/cloud_limits.py): eks.py adds
-    the rules of the Auto Scaling groups and RDS."""
-    if not value:
-        return "must not be empty"
+    the rules of the Auto Scaling groups and RDS. An empty value is a tag AWS takes: values
+    are 0-256 characters (cloud_limits.AWS_TAGS_SOURCE; RDS's too, "Minimum: 0",
+    https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-properties-rds-dbinstance-tag.html,
+    read 2026-11)."""
     if message := text_problem(value):
         return message
     if key.lower().startswith(cloud_limits.AWS_RESERVED_PREFIX) or value.lower().startswith(
@@ -193,6 +194,26 @@ class GkeNetwork(ConfigModel):
         return self.name is not None
 
 
+# Control plane authorized networks a GKE cluster takes: "up to 50 CIDR ranges" on a cluster
+# whose control plane has a public endpoint (100 with the private endpoint only). The stack
+# always keeps the public endpoint (deploy/platform/gke/cluster.py), so 50. Source: GKE docs,
+# "Add authorized networks for control plane access", Limitations,
+# https://cloud.google.com/kubernetes-engine/docs/how-to/authorized-networks (read 2026-11; the
+# stored copy did not show the section; the limit as quoted "You can add up to 50 authorized
+# networks (allowed CIDR blocks) in a project" in a copy of the GKE network-isolation page
+# found by the code search, read 2026-11).
+GKE_AUTHORIZED_NETWORKS_MAX = 50
+
+
+def _authorized_networks(cidrs: list[str]) -> list[str]:
+    if len(cidrs) > GKE_AUTHORIZED_NETWORKS_MAX:
+        raise ValueError(
+            f"{len(cidrs)} CIDR ranges; GKE takes at most {GKE_AUTHORIZED_NETWORKS_MAX} authorized "
+            "networks on a cluster with a public control plane endpoint: merge neighbouring ranges"
+        )
+    return cidrs
+
+
 class GkeCluster(CloudCluster):
     region: GcpRegion
     zones: list[GcpZone] = Field(default_factory=list)
@@ -202,7 +223,9 @@ class GkeCluster(CloudCluster):
     # Nodes without public IPs (outbound through Cloud NAT).
     private_nodes: Flag = False
     # Who may reach the control plane (empty: any address, with Google authentication).
-    authorized_networks: list[Cidr] = Field(default_factory=list)
+    authorized_networks: Annotated[list[Cidr], AfterValidator(_authorized_networks)] = Field(
+        default_factory=list
+    )
     # Labels on the cluster, bucket and database.
     tags: GcpLabels = Field(default_factory=dict)
 

@@ -354,6 +354,54 @@ def _region_problems(cfg: EksStack, add: Add) -> None:
     )
 
 
+# The stack's clusters are IPv4 clusters (it sets no kubernetesNetworkConfig.ipFamily, whose
+# default is ipv4), and EKS takes no IPv6 CIDR in an IPv4 cluster's publicAccessCidrs: "You
+# can't add IPv6 CIDR blocks to IPv4 clusters or IPv6 clusters that were made before October
+# 2024". Source: Amazon EKS API reference, VpcConfigRequest, publicAccessCidrs,
+# https://docs.aws.amazon.com/eks/latest/APIReference/API_VpcConfigRequest.html (read 2026-11;
+# quoted from the same text in the AWS SDK for Kotlin reference,
+# https://docs.aws.amazon.com/sdk-for-kotlin/api/latest/eks/aws.sdk.kotlin.services.eks.model/-vpc-config-request/public-access-cidrs.html,
+# read 2026-11); KubernetesNetworkConfigRequest ipFamily ("If you don't specify a value, ipv4 is
+# used by default"), https://docs.aws.amazon.com/eks/latest/APIReference/API_KubernetesNetworkConfigRequest.html
+# (read 2026-11, as the AWS SDK for Ruby reference quotes it).
+EKS_CLUSTER_IP_VERSION = 4
+
+# "Public endpoint access CIDR ranges per cluster: 40", not adjustable. Source: Amazon EKS
+# service quotas, https://docs.aws.amazon.com/eks/latest/userguide/service-quotas.html and
+# https://docs.aws.amazon.com/general/latest/gr/eks.html#limits_eks (read 2026-11-25).
+EKS_PUBLIC_ACCESS_CIDRS_MAX = 40
+
+# "The block cannot include reserved addresses" (Amazon EKS user guide, "Configure network
+# access to cluster API server endpoint",
+# https://docs.aws.amazon.com/eks/latest/userguide/config-cluster-endpoint.html, read
+# 2026-11-25). The ranges below are those no request from the internet comes from: RFC 1918
+# private, shared (carrier-grade NAT), loopback, link-local, "this network", multicast and the
+# reserved 240/4 (IANA IPv4 Special-Purpose Address Registry,
+# https://www.iana.org/assignments/iana-ipv4-special-registry/). The documentation ranges
+# (192.0.2.0/24, 198.51.100.0/24, 203.0.113.0/24) stay accepted: the same EKS page gives
+# 203.0.113.5/32 as its example, so EKS takes them.
+EKS_RESERVED_PUBLIC_RANGES = {
+    "0.0.0.0/8": "'this network'",
+    "10.0.0.0/8": "private (RFC 1918)",
+    "100.64.0.0/10": "shared address space (carrier-grade NAT)",
+    "127.0.0.0/8": "loopback",
+    "169.254.0.0/16": "link-local",
+    "172.16.0.0/12": "private (RFC 1918)",
+    "192.168.0.0/16": "private (RFC 1918)",
+    "224.0.0.0/4": "multicast",
+    "240.0.0.0/4": "reserved",
+}
+
+
+def reserved_public_range(cidr: str) -> str | None:
+    """What reserved range `cidr` lies in (EKS_RESERVED_PUBLIC_RANGES), or None."""
+    network = ipaddress.ip_network(cidr)
+    for reserved, what in EKS_RESERVED_PUBLIC_RANGES.items():
+        if network.version == 4 and network.subnet_of(ipaddress.ip_network(reserved)):
+            return f"{what}, {reserved}"
+    return None
+
+
 def _endpoint_problems(cfg: EksStack, add: Add) -> None:
     endpoint = cfg.cluster.endpoint
     at = "cluster.endpoint"
@@ -361,6 +409,26 @@ def _endpoint_problems(cfg: EksStack, add: Add) -> None:
         add(f"{at}.publicAccess", "privateAccess and publicAccess cannot both be false")
     if endpoint.public_access_cidrs and not endpoint.public_access:
         add(f"{at}.publicAccessCidrs", "only with publicAccess true")
+    if len(endpoint.public_access_cidrs) > EKS_PUBLIC_ACCESS_CIDRS_MAX:
+        add(
+            f"{at}.publicAccessCidrs",
+            f"{len(endpoint.public_access_cidrs)} CIDR ranges; EKS takes at most "
+            f"{EKS_PUBLIC_ACCESS_CIDRS_MAX} per cluster (a quota AWS does not raise): merge neighbouring "
+            "ranges",
+        )
+    for i, cidr in enumerate(endpoint.public_access_cidrs):
+        if ipaddress.ip_network(cidr).version != EKS_CLUSTER_IP_VERSION:
+            add(
+                f"{at}.publicAccessCidrs[{i}]",
+                f"{cidr} is an IPv6 range; the stack's EKS clusters are IPv4 clusters, whose public "
+                "endpoint EKS opens to IPv4 ranges only",
+            )
+        elif reserved := reserved_public_range(cidr):
+            add(
+                f"{at}.publicAccessCidrs[{i}]",
+                f"{cidr} is a reserved range ({reserved}); EKS refuses reserved addresses for its public "
+                "endpoint, which no such address reaches (the VPC reaches the API through privateAccess)",
+            )
 
 
 # A created VPC's subnets, carved from `cluster.vpc.cidr`: private subnets get most of the
@@ -402,19 +470,42 @@ def _vpc_cidr_problem(cidr: str, zones: int) -> str | None:
     return None
 
 
+# An EKS cluster's subnets lie in at least two Availability Zones, and a subnet lies in one:
+# a subnet listed twice counts once. Source: Amazon EKS user guide, "View Amazon EKS networking
+# requirements for VPC and subnets" ("When you create a cluster, you specify a VPC and at least
+# two subnets that are in different Availability Zones"),
+# https://docs.aws.amazon.com/eks/latest/userguide/network-reqs.html (read 2026-11).
+EKS_MIN_SUBNET_ZONES = 2
+
+
 def _vpc_problems(cfg: EksStack, add: Add) -> None:
     vpc = cfg.cluster.vpc
     at = "cluster.vpc"
     if vpc.existing:
         if cfg.cluster.zones:
             add("cluster.zones", "only for a created VPC: an existing VPC's subnets decide the zones")
-        if len(vpc.private_subnet_ids) < 2:
-            add(f"{at}.privateSubnetIds", "at least two subnets (in two zones) of the existing VPC")
+        ids = vpc.private_subnet_ids
+        for j, subnet in enumerate(ids):
+            if subnet in ids[:j]:
+                add(f"{at}.privateSubnetIds[{j}]", f"{subnet} is listed twice (one subnet is in one zone)")
+        if len(set(ids)) < EKS_MIN_SUBNET_ZONES:
+            add(
+                f"{at}.privateSubnetIds",
+                "at least two subnets (in two zones) of the existing VPC, each listed once: EKS needs "
+                "subnets in two Availability Zones",
+            )
         if "cidr" in vpc.model_fields_set:
             add(f"{at}.cidr", "only for a created VPC (without vpc.id)")
     else:
         if vpc.private_subnet_ids:
             add(f"{at}.privateSubnetIds", "only for an existing VPC (vpc.id)")
+        for j, zone in enumerate(cfg.cluster.zones):
+            if zone in cfg.cluster.zones[:j]:
+                add(
+                    f"cluster.zones[{j}]",
+                    f"{zone!r} is listed twice: each zone gets one subnet, and EKS needs subnets in "
+                    f"{EKS_MIN_SUBNET_ZONES} different zones",
+                )
         zones = len(cfg.cluster.zones)
         wanted = 3 if cfg.environment == "prod" else 2
         if zones and zones < wanted:

@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from deploy import versions
 from deploy.config import gke_gpu_sharing, gke_gpu_zones, gke_machines
 from deploy.config.database import InClusterDatabase, ManagedDatabase, cloud_sql_tier_problem
 from deploy.config.node_pools import ARM_TAINT, GkeNodePool
@@ -128,6 +129,28 @@ def _disk_problems(i: int, pool: GkeNodePool, add: Add) -> None:
         )
 
 
+# A created subnet's primary range (nodesCidr) is IPv4, from /8 to /29: every subnet keeps
+# four addresses of its primary range (network, gateway, second-to-last, broadcast), so a /29
+# leaves four for nodes and a /30 none. Source: VPC docs, "Subnets", "IPv4 subnet ranges" and
+# "Reserved IP addresses in IPv4 subnets", https://cloud.google.com/vpc/docs/subnets (read
+# 2026-11; the stored copy did not show the size sentence, the four reserved addresses are
+# quoted by several copies of the page found by the code search, read 2026-11).
+GCE_SUBNET_SMALLEST_PREFIX = 29
+
+
+def _nodes_cidr_problem(cidr: str) -> str | None:
+    network = ipaddress.ip_network(cidr)
+    if network.version != 4:
+        return "must be an IPv4 range (a subnet's primary range is IPv4)"
+    if network.prefixlen > GCE_SUBNET_SMALLEST_PREFIX:
+        return (
+            f"a /{network.prefixlen} is smaller than a subnet's primary range may be: "
+            f"/{GCE_SUBNET_SMALLEST_PREFIX} at the smallest, of whose addresses Google Cloud keeps four "
+            "(one node each for the rest)"
+        )
+    return None
+
+
 def _network_problems(cfg: GkeStack, add: Add) -> None:
     net = cfg.cluster.network
     at = "cluster.network"
@@ -155,6 +178,8 @@ def _network_problems(cfg: GkeStack, add: Add) -> None:
         if getattr(net, key) is not None:
             alias = type(net).model_fields[key].alias
             add(f"{at}.{alias}", "only for an existing network (network.name)")
+    if message := _nodes_cidr_problem(net.nodes_cidr):
+        add(f"{at}.nodesCidr", message)
     ranges = {
         "nodesCidr": ipaddress.ip_network(net.nodes_cidr),
         "podsCidr": ipaddress.ip_network(net.pods_cidr),
@@ -325,8 +350,36 @@ def _database_problems(cfg: GkeStack, add: Add) -> None:
             )
 
 
+def _version_problems(cfg: GkeStack, add: Add) -> None:
+    """cluster.kubernetesVersion becomes the cluster's initial (minimum) control plane version:
+    GKE creates clusters only on minors a channel still offers (versions.GKE_VERSIONS). One in
+    extended support only is accepted, as on EKS."""
+    version = cfg.cluster.kubernetes_version
+    today = versions.today()
+    if version is None or versions.gke_support(version, today):
+        return
+    by_support: dict[str, list[str]] = {"standard": [], "extended": []}
+    for minor in versions.GKE_VERSIONS:
+        if support := versions.gke_support(minor, today):
+            by_support[support].append(minor)
+    offered = ", ".join(by_support["standard"]) + " (every channel)"
+    if by_support["extended"]:
+        offered += "; " + ", ".join(by_support["extended"]) + " (releaseChannel EXTENDED)"
+    row = versions.GKE_VERSIONS.get(version)
+    if row is not None:
+        why = f"its GKE extended support ended on {row.end_of_extended_support}: no channel creates it"
+    elif versions.minor_tuple(version) > versions.minor_tuple(
+        max(versions.GKE_VERSIONS, key=versions.minor_tuple)
+    ):
+        why = f"this release does not know it yet (its GKE table was read on {versions.GKE_VERSIONS_READ})"
+    else:
+        why = "GKE no longer offers it (each minor for 24 months after it reaches the Regular channel)"
+    add("cluster.kubernetesVersion", f"{version}: {why}; choose one of {offered}")
+
+
 def gke_problems(cfg: GkeStack, add: Add) -> None:
     _zone_problems(cfg, add)
+    _version_problems(cfg, add)
     _database_problems(cfg, add)
     operator = cfg.gpu_operator.enabled
     for i, pool in enumerate(cfg.node_pools):

@@ -163,6 +163,34 @@ ChartVersion = Annotated[
     str,
     AfterValidator(pattern_check(_CHART_VERSION, "a chart version vMAJOR.MINOR.PATCH (example: v26.7.0)")),
 ]
+
+
+def _registry_port_problem(value: str) -> str | None:
+    # The registry host of an image reference is its first component, when others follow.
+    if "/" in value and (message := port_problem(value.split("/", 1)[0])):
+        return f"{shown(value)}: its registry {message}"
+    return _registry_case_problem(value)
+
+
+def _registry_case_problem(value: str) -> str | None:
+    """Repository path components are lower case; a first component with upper case and no
+    '.' or ':' (not localhost) is read as a registry host by distribution/reference's
+    splitDockerDomain (v0.6: `strings.ToLower(name[:i]) == name[:i]` keeps only lower-case
+    ones on Docker Hub), and older parsers refuse the reference ("repository name must be
+    lowercase"). Either way the image is not the Docker Hub repository meant. Source:
+    https://github.com/distribution/reference/blob/main/normalize.go and regexp.go (path
+    components [a-z0-9]+...), read 2026-11-25."""
+    first = value.split("/", 1)[0]
+    if "/" not in value or first == first.lower() or any(c in first for c in ".:") or first == "localhost":
+        return None
+    return (
+        f"{shown(value)}: {first!r} has upper-case letters, which repository paths never have; container "
+        "runtimes take it for a registry host (it has no '.' or ':', so none they can reach) or refuse "
+        "the reference: write the path in lower case (determinedai/...), or give the registry's full "
+        "host name"
+    )
+
+
 ImageRepository = Annotated[
     str,
     AfterValidator(
@@ -173,6 +201,7 @@ ImageRepository = Annotated[
             255,
         )
     ),
+    AfterValidator(_check(_registry_port_problem)),
 ]
 # A pinned image reference: a repository with a tag, a digest, or both
 # (mirror.example.com/determinedai/determined-master:0.38.1, postgres:17.6@sha256:...).
@@ -190,7 +219,7 @@ def _image_problem(value: str) -> str | None:
     last = value.rsplit("/", 1)[-1]
     if ":" not in last and "@" not in value:
         return f"{value!r} has no tag or digest: pin the image (example: postgres:17.6)"
-    return None
+    return _registry_port_problem(value)
 
 
 ImageReference = Annotated[str, AfterValidator(_check(_image_problem))]
@@ -212,6 +241,37 @@ Email = Annotated[str, AfterValidator(pattern_check(_EMAIL, "an e-mail address")
 _URL_CREDENTIALS = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*@")
 
 
+# TCP ports are 16-bit numbers, and port 0 cannot be dialled: a URL or host naming another
+# port reaches nothing (Go's net.Dial, which the master uses, fails with "invalid port";
+# Python's urllib, under boto3 and requests in tasks, with "Port out of range 0-65535").
+# Source: RFC 9293 section 3.1 (the 16-bit source and destination port fields),
+# https://www.rfc-editor.org/rfc/rfc9293 (read 2026-11); IANA's Service Name and Transport
+# Protocol Port Number Registry (port 0 "Reserved"; ranges 0-65535, RFC 6335),
+# https://www.iana.org/assignments/service-names-port-numbers/ (read 2026-11); RFC 3986
+# section 3.2.3 (the port of a URL's authority), https://www.rfc-editor.org/rfc/rfc3986 (read
+# 2026-11).
+PORT_MIN, PORT_MAX = 1, 65535
+# The port of an authority (host:port, [v6]:port), after any user information.
+_AUTHORITY_PORT = re.compile(r"(?:[^@]*@)?(?:\[[^\]]*\]|[^:\[\]]*):(?P<port>[^:]*)")
+
+
+def port_problem(authority: str) -> str | None:
+    """Why the port of `authority` (host, host:port or [v6]:port, no scheme or path) cannot
+    be dialled, or None (no port, or one from PORT_MIN to PORT_MAX)."""
+    match = _AUTHORITY_PORT.fullmatch(authority)
+    if match is None or not match["port"]:
+        return None
+    port = match["port"]
+    if not port.isascii() or not port.isdigit() or not PORT_MIN <= int(port) <= PORT_MAX:
+        shown_port = shown(port)
+        return f"names port {shown_port}; TCP ports are {PORT_MIN} to {PORT_MAX}"
+    return None
+
+
+def _url_authority(value: str) -> str:
+    return value.split("://", 1)[-1].split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
+
+
 def _url_problem(value: str) -> str | None:
     # Checked first, and the value not repeated: it holds a secret.
     if _URL_CREDENTIALS.match(value):
@@ -221,10 +281,23 @@ def _url_problem(value: str) -> str | None:
         )
     if not _full(_URL, value) or text_problem(value):
         return f"{shown(value)} is not an http:// or https:// URL (example: https://host.example.com:8443)"
+    if message := port_problem(_url_authority(value)):
+        return f"{shown(value)} {message}"
     return None
 
 
 HttpUrl = Annotated[str, AfterValidator(_check(_url_problem))]
+
+
+def registry_server_problem(value: str) -> str | None:
+    """Why the port of a registry server (host[:port][/path], optionally with http(s)://)
+    cannot be dialled, or None."""
+    message = port_problem(_url_authority(value))
+    return f"{shown(value)} {message}" if message else None
+
+
+# A validator of a registry server's port (its syntax is checked by the caller's pattern).
+RegistryServerPort = AfterValidator(_check(registry_server_problem))
 
 
 def _absolute_path_problem(value: str) -> str | None:
@@ -486,10 +559,22 @@ def _annotations(annotations: dict[str, str]) -> dict[str, str]:
     # at most 256 KiB with the keys: the API server's rules.
     from deploy.kube import api_rules
 
-    problems = api_rules.annotations_problems(annotations)
+    problems = api_rules.annotations_problems(annotations) + annotation_value_problems(annotations)
     if problems:
         raise ValueError(problems[0])
     return annotations
+
+
+def annotation_value_problems(annotations: Any) -> list[str]:
+    """Annotation values are text like any other (JSON of several lines is common: newlines and
+    tabs are fine); Kubernetes would store a NUL, the project does not pass one on."""
+    if not isinstance(annotations, dict):
+        return []
+    return [
+        f"annotation {shown(str(key))} value {problem}"
+        for key, value in annotations.items()
+        if isinstance(value, str) and (problem := text_problem(value, multiline=True))
+    ]
 
 
 Annotations = Annotated[dict[str, str], AfterValidator(_annotations)]
