@@ -33,7 +33,19 @@ from deploy.config.syntax import (
 )
 
 _S3_BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
-_GCS_BUCKET = re.compile(r"[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]")
+# Prefixes and suffixes S3 keeps for itself (demo names, access point and Object Lambda
+# aliases, Multi-Region Access Points, directory and table buckets): "General purpose
+# buckets naming rules", https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html
+# (read 2026-11).
+S3_RESERVED_PREFIXES = ("xn--", "sthree-", "amzn-s3-demo-")
+S3_RESERVED_SUFFIXES = ("-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3")
+_GCS_BUCKET = re.compile(r"[a-z0-9]([a-z0-9._-]*[a-z0-9])?")
+# "Bucket names must contain 3-63 characters. Names containing dots can contain up to 222
+# characters, but each dot-separated component can be no longer than 63 characters":
+# https://cloud.google.com/storage/docs/buckets#naming (read 2026-11).
+GCS_BUCKET_LENGTH = (3, 63)
+GCS_DOTTED_BUCKET_MAX = 222
+GCS_BUCKET_COMPONENT_MAX = 63
 
 
 def _ip_shaped(value: str) -> bool:
@@ -47,28 +59,40 @@ def _s3_bucket(value: str) -> str:
         not _S3_BUCKET.fullmatch(value)
         or any(part in value for part in ("..", ".-", "-."))
         or _ip_shaped(value)
-        or value.startswith(("xn--", "sthree-"))
-        or value.endswith(("-s3alias", "--ol-s3"))
     ):
         raise ValueError(
             f"{shown(value)} is not an S3 bucket name (3 to 63 lower-case letters, digits, '.' and '-', "
             "not shaped like an IP address, no '..')"
         )
+    reserved = [p for p in S3_RESERVED_PREFIXES if value.startswith(p)]
+    reserved += [s for s in S3_RESERVED_SUFFIXES if value.endswith(s)]
+    if reserved:
+        where = "prefix" if value.startswith(reserved[0]) else "suffix"
+        raise ValueError(
+            f"{shown(value)} has the {where} {reserved[0]!r}, which S3 keeps for itself: no general purpose "
+            "bucket has such a name"
+        )
     return value
 
 
 def _gcs_bucket(value: str) -> str:
-    # Google's naming rules: besides the characters, no IP-address form, and no name that
-    # starts with "goog" or holds "google" (or a look-alike such as "g00gle").
+    # Google's naming rules: besides the characters and lengths, no IP-address form, and no
+    # name that starts with "goog" or holds "google" (or a look-alike such as "g00gle").
+    low, high = GCS_BUCKET_LENGTH
+    if "." in value:
+        high = GCS_DOTTED_BUCKET_MAX
     if (
         not _GCS_BUCKET.fullmatch(value)
+        or not low <= len(value) <= high
+        or any(len(part) > GCS_BUCKET_COMPONENT_MAX for part in value.split("."))
         or _ip_shaped(value)
         or value.startswith("goog")
         or re.search(r"g[o0][o0]gle", value)
     ):
         raise ValueError(
-            f"{shown(value)} is not a GCS bucket name (3 to 63 lower-case letters, digits, '.', '_' and '-'; "
-            "not starting with 'goog' nor holding 'google')"
+            f"{shown(value)} is not a GCS bucket name (3 to 63 lower-case letters, digits, '.', '_' and '-', "
+            "or up to 222 with dots, each dot-separated part at most 63; not starting with 'goog' nor "
+            "holding 'google')"
         )
     return value
 
@@ -190,13 +214,19 @@ def _refuse(*problems: tuple[str | None, str]) -> ValidationError:
     return ValidationError.from_exception_data("checkpointStorage", details)
 
 
+# "Container names must be from 3 through 63 characters long", lower-case letters, digits and
+# dashes, each dash preceded and followed by a letter or digit:
+# https://learn.microsoft.com/en-us/rest/api/storageservices/naming-and-referencing-containers--blobs--and-metadata
+# (read 2026-11).
+AZURE_CONTAINER_LENGTH = (3, 63)
+
+
 def _azure_container(value: str) -> str:
-    # Azure's characters: lower-case letters, digits and single hyphens between them (its
-    # 3-character minimum is left to Azure).
-    if not (len(value) <= 63 and re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", value)):
+    low, high = AZURE_CONTAINER_LENGTH
+    if not (low <= len(value) <= high and re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", value)):
         raise ValueError(
             f"{shown(value)} is not an Azure container name (lower-case letters, digits and single '-' "
-            "between them, at most 63 characters)"
+            f"between them, {low} to {high} characters)"
         )
     return value
 
@@ -305,6 +335,21 @@ MountOption = Annotated[
 ]
 
 
+def _writable(options: list[str]) -> list[str]:
+    # Determined writes every checkpoint into the share: mounted `ro`, each trial fails at its
+    # first checkpoint. Of `ro` and `rw` the last given wins, as mount(8) applies an options
+    # list in order ("ro: Mount the filesystem read-only", "rw: ... read-write";
+    # https://man7.org/linux/man-pages/man8/mount.8.html, read 2026-11); kubelet passes a
+    # PersistentVolume's mountOptions to mount as one -o list in that order.
+    flags = [flag for option in options for flag in option.split(",") if flag in ("ro", "rw")]
+    if flags and flags[-1] == "ro":
+        raise ValueError(
+            "mounts the share read-only (ro): Determined writes checkpoints there, so every trial would fail "
+            "at its first checkpoint; remove ro"
+        )
+    return options
+
+
 class NfsShare(ConfigModel):
     """An NFS export every node can mount: a Filestore instance (its IP, path /<share name>),
     an EFS file system (its DNS name, path /), a NAS."""
@@ -313,7 +358,7 @@ class NfsShare(ConfigModel):
     path: AbsolutePath
     # Passed to mount on each node (EFS recommends nfsvers=4.1; Filestore basic tiers speak
     # NFSv3 only).
-    mount_options: list[MountOption] = Field(default_factory=list)
+    mount_options: Annotated[list[MountOption], AfterValidator(_writable)] = Field(default_factory=list)
 
 
 class DirectoryStorage(Retention):

@@ -15,7 +15,7 @@ from deploy import defaults, versions
 from deploy.config.base import ConfigModel, default_tag
 from deploy.config.checkpoint_storage import DirectoryStorage, SharedFsStorage
 from deploy.config.master import Resources
-from deploy.config.postgres_settings import libraries, setting_problem
+from deploy.config.postgres_settings import libraries, setting_problem, startup_problems, truthy
 from deploy.config.secrets import Secret
 from deploy.config.syntax import (
     DnsLabel,
@@ -37,6 +37,16 @@ if TYPE_CHECKING:
 
 # Settings the StatefulSet, its volume and its Service depend on.
 _OWNED_SETTINGS = {"data_directory", "port", "listen_addresses", "hba_file", "config_file"}
+# With ssl on, the server loads its certificate and key at start (ssl_cert_file and
+# ssl_key_file, default server.crt and server.key in the data directory) and does not start
+# without them ("FATAL: could not load server certificate file"): "To start in SSL mode, files
+# containing the server certificate and private key must exist", https://www.postgresql.org/docs/17/ssl-tcp.html
+# (read 2026-11). The project puts no certificate in the volume or the image, and the image's
+# first start (initdb's temporary server) gets the same arguments.
+SSL_WITHOUT_CERTIFICATE = (
+    "ssl on needs a server certificate and key (server.crt, server.key in the data directory), which "
+    "the in-cluster server does not have: PostgreSQL would not start; leave ssl off"
+)
 # Settings naming the libraries loaded at start, whose own settings (`auto_explain.*`) the
 # server then knows.
 _PRELOAD_SETTINGS = ("shared_preload_libraries", "session_preload_libraries")
@@ -84,7 +94,11 @@ _SettingName = Annotated[
     str,
     AfterValidator(
         pattern_check(
-            r"[a-z_][a-z0-9_.]*", "a PostgreSQL setting name in lower case (example: max_connections)", 63
+            # Names are read in any case ("Parameter names are case-insensitive",
+            # https://www.postgresql.org/docs/17/config-setting.html, read 2026-11).
+            r"[A-Za-z_][A-Za-z0-9_.]*",
+            "a PostgreSQL setting name (example: max_connections)",
+            63,
         )
     ),
 ]
@@ -252,6 +266,20 @@ class RestoreSettings(ConfigModel):
     backup: DumpName
 
 
+# Helm refuses a release name over 53 characters ("maxReleaseNameLen = 53", helm/helm
+# pkg/chartutil/validate_name.go, v3; read 2026-11): no chart release of a longer name exists.
+HELM_RELEASE_NAME_MAX = 53
+
+
+def _release_name(value: str) -> str:
+    if len(value) > HELM_RELEASE_NAME_MAX:
+        raise ValueError(
+            f"is {len(value)} characters; Helm release names have at most {HELM_RELEASE_NAME_MAX}, so no "
+            "chart release of this name can exist: give the name the chart was installed with"
+        )
+    return value
+
+
 class FromHelmChart(ConfigModel):
     """Adopt the records of an install of Determined's Helm chart: a Job in the chart's
     namespace mounts the chart's database claim read-only, copies its data directory, starts
@@ -260,7 +288,7 @@ class FromHelmChart(ConfigModel):
     database Deployment must be scaled to 0 first (its claim is ReadWriteOnce)."""
 
     namespace: DnsLabel = "default"
-    release_name: DnsLabel = "determined"
+    release_name: Annotated[DnsLabel, AfterValidator(_release_name)] = "determined"
     # Default determined-db-pvc-<releaseName> (the chart's db.claimSuffix changes it).
     claim_name: DnsSubdomain | None = None
     # The chart's db.name and db.user (the server's superuser).
@@ -353,7 +381,7 @@ class InClusterDatabase(DatabaseBase):
     @field_validator("parameters")
     @classmethod
     def _settable(cls, value: dict[str, Any]) -> dict[str, Any]:
-        owned = sorted(set(value) & _OWNED_SETTINGS)
+        owned = sorted({name.lower() for name in value} & _OWNED_SETTINGS)
         if owned:
             raise ValueError(
                 f"{', '.join(owned)} cannot be set here: the project sets the data directory, "
@@ -365,6 +393,16 @@ class InClusterDatabase(DatabaseBase):
     def _server_takes(self) -> InClusterDatabase:
         """Each parameter as the pinned server reads `-c name=value`: a setting it knows, a
         value it parses (else it would not start), or a setting of a library it loads."""
+        seen: dict[str, str] = {}
+        for name in self.parameters:
+            if (first := seen.setdefault(name.lower(), name)) != name:
+                # Names differ in case only: one setting given twice, the later value silently winning.
+                raise _refuse(
+                    (
+                        ("parameters", name),
+                        f"{first!r} is the same setting (names are case-insensitive); give it once",
+                    )
+                )
         settings = self.settings
         preloaded = [lib for key in _PRELOAD_SETTINGS for lib in libraries(settings.get(key, ""))]
         problems = [
@@ -374,12 +412,22 @@ class InClusterDatabase(DatabaseBase):
         ]
         if problems:
             raise _refuse(*problems)
+        ssl = [name for name, value in self.parameters.items() if name.lower() == "ssl" and truthy(value)]
+        if ssl:
+            raise _refuse((("parameters", ssl[0]), SSL_WITHOUT_CERTIFICATE))
+        # Settings the server checks together at start (postgres_settings.startup_problems).
+        given = {name.lower(): name for name in self.parameters}
+        combined = startup_problems(settings, set(given))
+        if combined:
+            raise _refuse(*((("parameters", given[name]), message) for name, message in combined))
         return self
 
     @property
     def settings(self) -> dict[str, str]:
-        """postgres -c settings: the defaults, then the configured parameters."""
-        return {**defaults.DB_SETTINGS, **self.parameters}
+        """postgres -c settings: the defaults, then the configured parameters, each by its
+        lower-case name (the server reads any case; one spelling lets a parameter replace a
+        default instead of following it)."""
+        return {**defaults.DB_SETTINGS, **{name.lower(): value for name, value in self.parameters.items()}}
 
     @property
     def container_resources(self) -> dict[str, Any]:
@@ -483,6 +531,42 @@ def cloud_sql_tier_problem(tier: str) -> str | None:
             f"from {lowest} to {highest} (0.9 to 6.5 GB per vCPU, {CLOUD_SQL_MIN_MEMORY_MB} at least)"
         )
     return None
+
+
+# RDS instance classes are db.FAMILY.SIZE (db.m6g.large, db.r6i.2xlarge): "DB instance
+# class types", https://docs.aws.amazon.com/AmazonRDS/latest/UserGuide/Concepts.DBInstanceClass.Types.html
+# (read 2026-11). db.serverless is the class of Aurora Serverless v2 instances only, inside an
+# Aurora cluster ("the parameter you specify for the DB instance class is db.serverless",
+# https://docs.aws.amazon.com/AmazonRDS/latest/AuroraUserGuide/aurora-serverless-v2.create.html,
+# read 2026-11); the stack creates an RDS for PostgreSQL instance (engine postgres,
+# deploy/platform/eks/database.py), which CreateDBInstance refuses with it.
+AURORA_ONLY_CLASSES = ("db.serverless",)
+_RDS_CLASS = re.compile(r"db\.[a-z][a-z0-9-]*\.[a-z0-9]+")
+
+
+def rds_instance_class_problem(tier: str) -> str | None:
+    """Why RDS would refuse `tier` for an RDS for PostgreSQL instance (None: the form is one
+    RDS takes; whether the region offers it is the cloud's to say)."""
+    example = "example: db.m6g.large"
+    if tier in AURORA_ONLY_CLASSES:
+        return (
+            f"{tier!r} is Aurora Serverless v2's class; the stack creates an RDS for PostgreSQL "
+            f"instance, which takes a db.FAMILY.SIZE instance class ({example})"
+        )
+    if tier.startswith("db.") and not _RDS_CLASS.fullmatch(tier):
+        return f"{tier!r} is not an RDS instance class: give db.FAMILY.SIZE ({example})"
+    return None
+
+
+def managed_tier_problems(cfg: StackConfig, add: Any) -> None:
+    """database.tier on eks: an RDS for PostgreSQL instance class (Cloud SQL's own tiers are
+    judged on gke, a Cloud SQL tier on eks by deploy/config/eks.py)."""
+    db = cfg.database
+    if cfg.cloud != "eks" or not isinstance(db, ManagedDatabase):
+        return
+    problem = rds_instance_class_problem(db.tier)
+    if problem:
+        add("database.tier", problem)
 
 
 DatabaseConfig = Annotated[

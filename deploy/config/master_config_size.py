@@ -4,7 +4,8 @@ master.yaml (with the database's root certificate beside it) is the data of one 
 the API server refuses a Secret whose data exceeds 1 MiB (deploy.kube.api_rules.
 MAX_DATA_BYTES). What fills it comes from the stack config: every pool's description and
 pod specs, the task container defaults, configuration overrides. So the config is refused
-when the file would not fit, naming the key that takes the most room.
+when the file would not fit, naming the key that takes the most room (or the number of
+pools, when it is the pools themselves that fill it).
 """
 
 from __future__ import annotations
@@ -59,13 +60,25 @@ def master_config_size(cfg: Any) -> int:
 
 
 def master_config_size_problems(cfg: Any, add: Callable[[str, str], None]) -> None:
-    """Refuse a config whose master.yaml would not fit in its Secret, at the largest part."""
+    """Refuse a config whose master.yaml would not fit in its Secret: at the largest part when
+    shortening it could make the file fit, at `resourcePools` when the pools' own share (their
+    defaults and placement) outweighs every value, else at the largest part still."""
     size = master_config_size(cfg)
     if size <= api_rules.MAX_DATA_BYTES:
         return
     path, part, times = max(_parts(cfg), key=lambda item: _size(item[1]) * item[2])
+    largest = _size(part) * times
+    pools = len(cfg.resource_pools)
+    if size - largest > api_rules.MAX_DATA_BYTES and _PER_POOL * pools > largest:
+        add(
+            "resourcePools",
+            f"{pools} resource pools make the master's configuration about {size} bytes (each pool takes "
+            f"about {_PER_POOL} in master.yaml); the Secret it is written into holds at most "
+            f"{api_rules.MAX_DATA_BYTES} (1 MiB): use fewer pools",
+        )
+        return
     add(
         path,
-        f"makes the master's configuration about {size} bytes (this value: {_size(part) * times}); the "
+        f"makes the master's configuration about {size} bytes (this value: {largest}); the "
         f"Secret it is written into holds at most {api_rules.MAX_DATA_BYTES} (1 MiB): shorten it",
     )

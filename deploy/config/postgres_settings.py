@@ -231,7 +231,7 @@ def setting_problem(major: int, name: str, value: str, preloaded: list[str]) -> 
     whose own settings (`library.name`) are then known."""
     entry = _by_lower_name(major).get(name.lower())
     if entry is None:
-        custom = _CUSTOM.fullmatch(name)
+        custom = _CUSTOM.fullmatch(name.lower())
         if custom is None:
             return f"{name!r} is not a setting of PostgreSQL {major}"
         if custom[1] not in preloaded:
@@ -243,3 +243,69 @@ def setting_problem(major: int, name: str, value: str, preloaded: list[str]) -> 
     if entry["context"] == FIXED_CONTEXT:
         return f"{name!r} is fixed when PostgreSQL is built or its data directory created: it cannot be set"
     return value_problem(entry, value)
+
+
+# What the server checks of its settings together once it has read them all, before it
+# starts: PostmasterMain, "Check for invalid combinations of GUC settings" (src/backend/
+# postmaster/postmaster.c at REL_17_6, read 2026-11): superuser_reserved_connections plus
+# reserved_connections must be less than max_connections (it exits 1); with wal_level minimal,
+# archive_mode, max_wal_senders > 0 and summarize_wal are errors. A setting the stack does not
+# give has the server's default (https://www.postgresql.org/docs/17/runtime-config-connection.html,
+# runtime-config-wal.html, runtime-config-replication.html, read 2026-11).
+STARTUP_DEFAULTS = {
+    "max_connections": "100",
+    "superuser_reserved_connections": "3",
+    "reserved_connections": "0",
+    "wal_level": "replica",
+    "archive_mode": "off",
+    "max_wal_senders": "10",
+    "summarize_wal": "off",
+}
+
+
+def _integer(value: str) -> int:
+    parsed = _number(value, integer=True)
+    return round(parsed[0]) if parsed is not None else 0
+
+
+def truthy(value: str) -> bool:
+    """parse_bool's verdict (the value is known to parse): true, yes, on, 1."""
+    text = value.strip().lower()
+    return text[:1] in ("t", "y", "1") or text == "on"
+
+
+def startup_problems(settings: dict[str, str], given: set[str]) -> list[tuple[str, str]]:
+    """(setting, why) for combinations PostgreSQL refuses at start, each reported at a setting
+    the user gave (`given`; lower-case names) where one of those involved is: the defaults'
+    own combination is the project's to keep valid. Each value is one the server parses."""
+    lowered = {name.lower(): value for name, value in settings.items()}
+    value = {name: lowered.get(name, default) for name, default in STARTUP_DEFAULTS.items()}
+    found: list[tuple[str, str]] = []
+
+    def report(names: tuple[str, ...], message: str) -> None:
+        at = next((name for name in names if name in given), None)
+        if at is not None:
+            found.append((at, message))
+
+    reserved = _integer(value["superuser_reserved_connections"]) + _integer(value["reserved_connections"])
+    connections = _integer(value["max_connections"])
+    if reserved >= connections:
+        report(
+            ("max_connections", "superuser_reserved_connections", "reserved_connections"),
+            f"max_connections ({connections}) must be greater than superuser_reserved_connections plus "
+            f"reserved_connections ({reserved}): PostgreSQL refuses to start otherwise",
+        )
+    if value["wal_level"].strip().lower() == "minimal":
+        archiving = value["archive_mode"].strip().lower() not in ("off", "false", "no", "0")
+        for name, on, what in (
+            ("archive_mode", archiving, "WAL archiving (archive_mode)"),
+            ("max_wal_senders", _integer(value["max_wal_senders"]) > 0, "WAL streaming (max_wal_senders)"),
+            ("summarize_wal", truthy(value["summarize_wal"]), "WAL summarizing (summarize_wal)"),
+        ):
+            if on:
+                extra = ", whose default is 10; set it to 0" if name == "max_wal_senders" else ""
+                report(
+                    ("wal_level", name),
+                    f"wal_level minimal cannot go with {what}{extra}: PostgreSQL refuses to start otherwise",
+                )
+    return found

@@ -27,7 +27,13 @@ from deploy.config.checkpoint_storage import (
 )
 from deploy.config.cloud_names import name_problems
 from deploy.config.cluster import ClusterConfig, EksCluster, ExistingCluster, GkeCluster
-from deploy.config.database import DatabaseConfig, ExternalDatabase, ManagedDatabase, backup_problems
+from deploy.config.database import (
+    DatabaseConfig,
+    ExternalDatabase,
+    ManagedDatabase,
+    backup_problems,
+    managed_tier_problems,
+)
 from deploy.config.eks import SYSTEM_MIN_NODES, eks_problems
 from deploy.config.errors import Problem, format_path
 from deploy.config.gke import gke_problems
@@ -50,11 +56,20 @@ from deploy.config.syntax import (
     DnsSubdomain,
     Flag,
     NonEmpty,
+    RegistryServerPort,
+    annotation_value_problems,
     dns_label_problem,
     pattern_check,
     quantity_value,
 )
-from deploy.config.tls import CertManagerCertificate, ExposedTls, MasterTls, TlsConfig, dns01_problems
+from deploy.config.tls import (
+    CertManagerCertificate,
+    ExposedTls,
+    MasterTls,
+    TlsConfig,
+    acme_problems,
+    dns01_problems,
+)
 from deploy.kube import api_rules, strategic_merge, validation
 
 # Queue quotas of resources whose amount is not known: covered (Kueue refuses a task asking
@@ -99,6 +114,7 @@ RegistryServer = Annotated[
             255,
         )
     ),
+    RegistryServerPort,
 ]
 
 
@@ -414,6 +430,49 @@ def _namespace_problems(cfg: StackConfig, add: Add) -> None:
 # master/static/migrations/20240724134232_add-workspace-namespace-bindings-table.tx.up.sql at
 # v0.38.1) would each get a quota that in truth caps them all together, at the smallest: so a
 # quota is the namespace's, given on one of its pools.
+def _addon_namespaces(cfg: StackConfig) -> dict[str, str]:
+    """Namespaces the project's add-ons run in, with what installs there. Each is refused as a
+    namespace of the stack's own whether or not this config turns its add-on on: the stack
+    would create a second Namespace of that name (AlreadyExists on `up`: gpu-operator, which the
+    project registers itself) or fence the add-on in with the Determined namespaces'
+    NetworkPolicies, Pod Security level and quotas (the Helm releases, whose createNamespace
+    leaves an existing namespace as it is: cert-manager's webhook, Kueue's admission webhook,
+    Envoy Gateway's controller); and turning the add-on on later would have to move every task
+    namespace. A cluster's own install of those add-ons lives there too."""
+    # The add-ons import the config: imported here.
+    from deploy.addons import cert_manager, envoy_gateway, gpu_operator, kueue, reloader
+
+    return {
+        cert_manager.NAMESPACE: "cert-manager (tls certificate source certManager)",
+        envoy_gateway.NAMESPACE: "Envoy Gateway (tls mode ingress or master without gatewayClassName)",
+        gpu_operator.NAMESPACE: "the NVIDIA GPU operator (gpuOperator.enabled)",
+        kueue.NAMESPACE: "Kueue (scheduler kueue)",
+        reloader.namespace(cfg.namespace): "Reloader (tls mode master)",
+    }
+
+
+def _addon_namespace_problems(cfg: StackConfig, add: Add) -> None:
+    taken = _addon_namespaces(cfg)
+
+    def check(path: str, name: str, what: str) -> None:
+        if name in taken:
+            add(
+                path,
+                f"{what}{name!r} is where the project installs {taken[name]}: the stack creates and fences "
+                "its own namespaces, which would collide with that namespace or cut the add-on off; choose "
+                "another",
+            )
+
+    check("namespace", cfg.namespace, "")
+    if cfg.task_namespace is not None:
+        check("taskNamespace", cfg.task_namespace, "")
+    for i, rp in enumerate(cfg.resource_pools):
+        if rp.namespace is not None:
+            check(f"resourcePools[{i}].namespace", rp.namespace, "")
+        else:
+            check(f"resourcePools[{i}].name", rp.namespace_name, "the derived namespace ")
+
+
 def _shared_quota_problems(cfg: StackConfig, add: Add) -> None:
     quota_of: dict[str, int] = {}
     for i, rp in enumerate(cfg.resource_pools):
@@ -630,9 +689,13 @@ def _reserved_priority(pod: dict[str, Any]) -> Iterable[tuple[tuple[str, ...], s
         )
 
 
-def pod_spec_problems(path: str, spec: dict[str, Any]) -> list[tuple[str, str]]:
+def pod_spec_problems(
+    path: str, spec: dict[str, Any], provided_volumes: Iterable[str] | None = None
+) -> list[tuple[str, str]]:
     """(key path, message) for a pod spec as written: the Kubernetes Pod schema, the fields
-    Determined sets itself, resource quantities, and whether it merges over the defaults."""
+    Determined sets itself, resource quantities, and whether it merges over the defaults.
+    `provided_volumes`: every volume the pod gets besides its own and the master's, when
+    known; then a mount of any other volume is refused."""
     if not spec or pod_form_problem(spec):
         return []
     is_pod = bool(POD_KEYS & spec.keys())
@@ -665,9 +728,26 @@ def pod_spec_problems(path: str, spec: dict[str, Any]) -> list[tuple[str, str]]:
     found += [
         (at(where) if where else path, message) for where, message in validation.template_problems(full)
     ]
-    # What the API server refuses beyond the schema, where the schema found nothing.
+    # What the API server refuses beyond the schema, where the schema found nothing, on the
+    # Pod the master makes: its task container always among the containers (an init
+    # container of that name clashes), the pod spec's own paths kept.
     reported = {where for where, _ in found}
-    found += [(at(w), m) for w, m in api_rules.pod_problems(plain) if at(w) not in reported]
+    pod_spec = plain.get("spec") or {}
+    given = pod_spec.get("containers") if isinstance(pod_spec.get("containers"), list) else []
+    if not any(isinstance(c, dict) and c.get("name") == defaults.TASK_CONTAINER for c in given):
+        given = [*given, {"name": defaults.TASK_CONTAINER}]
+    task_pod = {**plain, "spec": {**pod_spec, "containers": given}}
+    for w, m in api_rules.pod_problems(task_pod, is_pod=True):
+        if w[-1:] == ("name",) and repr(defaults.TASK_CONTAINER) in m:
+            m += " (the master runs the task in a container of that name)"
+        if at(w) not in reported:
+            found.append((at(w), m))
+    metadata = plain.get("metadata")
+    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+    found += [(at(("metadata", "annotations")), m) for m in annotation_value_problems(annotations)]
+    if provided_volumes is not None:
+        mounts = api_rules.task_mount_problems(plain.get("spec"), provided_volumes)
+        found += [(at(("spec", *w)), m) for w, m in mounts]
     if not found:
         try:
             strategic_merge.merge_pods({"spec": body}, pod)
@@ -711,8 +791,25 @@ def _workspace_problems(cfg: StackConfig, add: Add) -> None:
 
 
 def _version_problems(cfg: StackConfig, add: Add) -> None:
-    """Settings the configured master version does not have."""
+    """A release the project knows, and settings the configured master version does not have."""
     version = cfg.master.version_tuple
+    # The data the master.yaml check reads (deploy/app/master_yaml_schema.py); the app imports
+    # this module.
+    from deploy.app import master_yaml_schema
+
+    newest = master_yaml_schema.known_range()[1]
+    if version > newest:
+        # Refused rather than planned with a warning: the master refuses to start on a key it
+        # does not know and its Deployment is Recreate, so an unchecked master.yaml could leave
+        # the cluster without a master; and no release beyond the key data's is known to exist
+        # (https://hub.docker.com/r/determinedai/determined-master/tags, read 2026-11).
+        known = master_yaml_schema.format_version(newest)
+        add(
+            "master.version",
+            f"Determined {cfg.master.version} is newer than the newest release the project knows "
+            f"({known}): its master.yaml keys cannot be checked (the master refuses to start on one it does "
+            f"not know); pin a known release (the newest is {known})",
+        )
     for key, is_set, since, why in (
         (
             "master.initialUserPassword",
@@ -828,14 +925,41 @@ def _override_problems(cfg: StackConfig, add: Add) -> None:
     # Imported here: the check lives with master.yaml, whose builders import this module.
     from deploy.app import config_overrides
 
-    for path, message in config_overrides.problems(cfg.master.config_overrides, cfg.master.version):
+    overrides, version = cfg.master.config_overrides, cfg.master.version
+    open_source = cfg.master.image is None
+    for path, message in config_overrides.problems(overrides, version, open_source_image=open_source):
         add(f"master.configOverrides.{path}" if path else "master.configOverrides", message)
 
 
 def _pod_spec_problems(cfg: StackConfig, add: Add) -> None:
+    gc = "taskContainerDefaults.checkpointGcPodSpec"
     for path, spec in _pod_specs(cfg):
-        for where, message in pod_spec_problems(path, spec):
+        provided = _gc_provided_volumes(cfg) if path == gc else None
+        for where, message in pod_spec_problems(path, spec, provided):
             add(where, message)
+
+
+def _gc_provided_volumes(cfg: StackConfig) -> set[str] | None:
+    """Volumes a checkpoint GC pod gets besides its spec's own and the master's: the
+    project's task layer, and the default pod spec the master merges the GC spec over (the
+    default aux pool's: master/pkg/tasks/task_gc.go:41-55 and internal/checkpoint_gc.go:101-114
+    at v0.38.1, read 2026-11-25; every pool's and default's counted, to refuse only what none
+    gives). The experiment's own pod spec is not used once checkpointGcPodSpec is set."""
+    if cfg.master.version_tuple < versions.CHECKPOINT_GC_POD_SPEC_SINCE:
+        return None  # not used: _version_problems reports it
+    from deploy.app import resource_pools  # builds the project's layer; imports this module
+
+    tcd = cfg.task_container_defaults
+    layers = [resource_pools.project_layer(cfg), tcd.cpu_pod_spec, tcd.gpu_pod_spec]
+    layers += [rp.pod_spec for rp in cfg.resource_pools]
+    names: set[str] = set()
+    for layer in layers:
+        body = layer.get("spec") if isinstance(layer, dict) and POD_KEYS & layer.keys() else layer
+        volumes = body.get("volumes") if isinstance(body, dict) else None
+        for volume in volumes if isinstance(volumes, list) else ():
+            if isinstance(volume, dict) and isinstance(volume.get("name"), str):
+                names.add(volume["name"])
+    return names
 
 
 def _slots_problems(cfg: StackConfig, add: Add) -> None:
@@ -1076,6 +1200,7 @@ def _slots_if_pools_resolve(cfg: StackConfig, add: Add) -> None:
 _RULES: list[Callable[[StackConfig, Add], None]] = [
     _node_pool_problems,
     _namespace_problems,
+    _addon_namespace_problems,
     _shared_quota_problems,
     _chart_namespace_problems,
     _task_namespace_problems,
@@ -1092,7 +1217,9 @@ _RULES: list[Callable[[StackConfig, Add], None]] = [
     _quota_limit_problems,
     _gateway_problems,
     dns01_problems,
+    acme_problems,
     backup_problems,
+    managed_tier_problems,
     _master_problems,
     _pull_secret_problems,
     directory_problems,

@@ -15,7 +15,8 @@ from pydantic import AfterValidator, BeforeValidator, Field, TypeAdapter, Valida
 from deploy import versions
 from deploy.config.base import ConfigModel, default_tag
 from deploy.config.cluster import GcpProject, IamPrincipalArn
-from deploy.config.syntax import Cidr, DnsSubdomain, Email, HostName, control_character, shown
+from deploy.config.syntax import Cidr, DnsSubdomain, Email, control_character, pattern_check, shown
+from deploy.kube.schema import structural
 
 if TYPE_CHECKING:
     from deploy.config.stack import StackConfig
@@ -101,11 +102,76 @@ def _dns01(value: dict[str, Any]) -> dict[str, Any]:
     return value
 
 
+# Let's Encrypt (the issuer's ACME server, deploy/addons/cert_manager.py) issues only for
+# names ending in a suffix of the ICANN section of the Public Suffix List, and takes an account
+# contact e-mail only at such a domain, never exactly example.com, example.net or example.org:
+# letsencrypt/boulder policy/pa.go ValidDomain ("Domain name does not end with a valid public
+# suffix (TLD)", iana.ExtractSuffix with IgnorePrivate and no default rule), ValidEmail and
+# forbiddenMailDomains, called for every new account's contacts by wfe2/wfe.go
+# contactsToEmails (commit 2d00c8e, 2026-08-07; read 2026-11). The PSL is not shipped here;
+# these are the suffixes in use for private names that are not in it: the IANA Special-Use
+# Domain Names registry's (https://www.iana.org/assignments/special-use-domain-names/, read
+# 2026-11: local RFC 6762, localhost, test, invalid and example RFC 6761, alt RFC 9476),
+# .internal (reserved by ICANN for private use, board resolution 2024.07.29.06) and the
+# undelegated names RFC 6762 appendix G lists as used privately (intranet, private, corp,
+# home, lan). tests/config/test_tls_config.py checks them against a copy of the PSL.
+NON_PUBLIC_SUFFIXES = (
+    "local",
+    "localhost",
+    "test",
+    "invalid",
+    "example",
+    "alt",
+    "internal",
+    "intranet",
+    "private",
+    "corp",
+    "home",
+    "lan",
+)
+FORBIDDEN_CONTACT_DOMAINS = ("example.com", "example.net", "example.org")
+# RFC 1035 section 2.3.4: "labels 63 octets or less".
+DNS_LABEL_MAX = 63
+
+
+def non_public_suffix(name: str) -> str | None:
+    """The suffix of `name` no public DNS (and so no public CA) knows, if it has one."""
+    last = name.lower().rstrip(".").rsplit(".", 1)[-1]
+    return last if last in NON_PUBLIC_SUFFIXES else None
+
+
+def _labels(host: str) -> str:
+    long = next((label for label in host.split(".") if len(label) > DNS_LABEL_MAX), None)
+    if long is not None:
+        raise ValueError(
+            f"has a label of {len(long)} characters ({long[:20]}...); DNS labels have at most "
+            f"{DNS_LABEL_MAX} (RFC 1035): the name never resolves and no certificate can name it"
+        )
+    return host
+
+
+def _contact(email: str) -> str:
+    domain = email.rsplit("@", 1)[-1].lower()
+    if domain in FORBIDDEN_CONTACT_DOMAINS:
+        raise ValueError(
+            f"Let's Encrypt refuses contacts at {domain} (a documentation domain) and the issuer would never "
+            "register: give an address of your own"
+        )
+    suffix = non_public_suffix(domain)
+    if suffix is not None:
+        raise ValueError(
+            f"its domain ends in .{suffix}, which is not a public domain: Let's Encrypt refuses such a "
+            "contact and the issuer would never register; give an address at a public domain"
+        )
+    _labels(domain)
+    return email
+
+
 class CertManagerCertificate(ConfigModel):
     """An ACME certificate issued by cert-manager."""
 
     source: Literal["certManager"]
-    email: Email  # ACME registration
+    email: Annotated[Email, AfterValidator(_contact)]  # ACME registration
     # cert-manager's DNS-01 solver settings (e.g. {route53: {hostedZoneID: Z...}}); absent:
     # HTTP-01 through the Gateway, which needs the host reachable from the internet on port 80.
     # On gke/eks a solver of the cloud's DNS without credentials gets a cloud identity
@@ -160,8 +226,24 @@ def _not_ip(host: str) -> str:
     )
 
 
+# Gateway API's Hostname, which the host is everywhere it is written (the listener, the
+# routes): "^(\\*\\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$", at most
+# 253 characters; one label (an internal name such as `determined`) is a hostname too.
+# Source: gateway-api apis/v1/shared_types.go type Hostname (v1.2.1, and the v1.6.1 CRDs in
+# tests/data/crd-schemas), https://gateway-api.sigs.k8s.io/reference/spec/#hostname (read
+# 2026-11). Only an ACME certificate needs more (acme_problems).
+GATEWAY_HOSTNAME = re.compile(r"(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+GATEWAY_HOSTNAME_MAX = 253
+Hostname = Annotated[
+    str,
+    AfterValidator(
+        pattern_check(GATEWAY_HOSTNAME, "a host name (example: det.example.com)", GATEWAY_HOSTNAME_MAX)
+    ),
+]
+
+
 class ExposedTls(ConfigModel):
-    host: Annotated[HostName, AfterValidator(_not_wildcard), AfterValidator(_not_ip)]
+    host: Annotated[Hostname, AfterValidator(_not_wildcard), AfterValidator(_not_ip), AfterValidator(_labels)]
     certificate: Certificate
     source_ranges: list[Cidr] = Field(default_factory=list)  # who may reach the master
     exposure: Literal["public", "internal"] = "public"
@@ -361,36 +443,11 @@ DNS01_SCHEMA = (
 )
 
 
-def _closed(node: Any) -> Any:
-    """A structural schema node as the API server applies it: objects closed to unknown
-    fields unless they preserve them, int-or-string and nullable honoured."""
-    if not isinstance(node, dict):
-        return node
-    node = dict(node)
-    if node.get("x-kubernetes-int-or-string") and "type" not in node and "anyOf" not in node:
-        node["anyOf"] = [{"type": "integer"}, {"type": "string"}]
-    if node.get("nullable") and isinstance(node.get("type"), str):
-        node["type"] = [node["type"], "null"]
-    if "properties" in node:
-        node["properties"] = {name: _closed(sub) for name, sub in node["properties"].items()}
-    if isinstance(node.get("additionalProperties"), dict):
-        node["additionalProperties"] = _closed(node["additionalProperties"])
-    if "items" in node:
-        node["items"] = _closed(node["items"])
-    if (
-        node.get("type") == "object"
-        and not node.get("x-kubernetes-preserve-unknown-fields")
-        and "additionalProperties" not in node
-    ):
-        node["additionalProperties"] = False
-    return node
-
-
 @functools.cache
 def _dns01_validator() -> Any:
     import jsonschema  # the Kubernetes schema's validator (kubernetes-validate) brings it
 
-    schema = _closed(json.loads(DNS01_SCHEMA.read_text(encoding="utf-8")))
+    schema = structural(json.loads(DNS01_SCHEMA.read_text(encoding="utf-8")))
     return jsonschema.Draft202012Validator(schema)
 
 
@@ -445,3 +502,27 @@ def rendered_dns01(cfg: StackConfig) -> dict[str, Any] | None:
             else {"region": cluster.region}
         )
     return cert_manager.dns01_solver(cfg.tls.certificate.dns01, defaults)
+
+
+def acme_problems(cfg: StackConfig, add: Callable[[str, str], None]) -> None:
+    """A certificate from Let's Encrypt names a host under a public suffix (NON_PUBLIC_SUFFIXES)."""
+    tls = cfg.tls
+    if not isinstance(tls, ExposedTls) or not tls.issued:
+        return
+    if "." not in tls.host:
+        # Boulder refuses a name without a dot ("Domain name needs at least one dot",
+        # letsencrypt/boulder policy/pa.go errTooFewLabels; read 2026-11).
+        add(
+            "tls.host",
+            "is a single label, not a public domain name: Let's Encrypt issues certificates for public names "
+            "only; use a public name, or certificate source secret with a certificate of your own CA",
+        )
+        return
+    suffix = non_public_suffix(tls.host)
+    if suffix is not None:
+        add(
+            "tls.host",
+            f"ends in .{suffix}, which is not a public domain: Let's Encrypt issues certificates for public "
+            "names only (HTTP-01 and DNS-01 alike); use a public name, or certificate source secret with a "
+            "certificate of your own CA",
+        )

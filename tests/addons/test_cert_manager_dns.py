@@ -67,7 +67,7 @@ def problems(base, dns01, **tls):
     settings = {
         "mode": "ingress",
         "host": "det.example.com",
-        "certificate": {"email": "ops@example.com", "dns01": dns01},
+        "certificate": {"email": "ops@mail.example.com", "dns01": dns01},
         "sourceRanges": ["203.0.113.0/24"],
         **tls,
     }
@@ -290,7 +290,12 @@ def test_a_solver_with_its_own_credentials_gets_no_identity():
     assert "serviceAccount" not in release(result)["inputs"]["values"]
     assert solver(result) == own  # no region added: nothing of the platform's
     assert crd_problems(one(result, "ClusterIssuer", cert_manager.ISSUER)) == []
-    secret = {"cloudDNS": {"project": "dns-project", "serviceAccountSecretRef": {"name": "clouddns", "key": "key.json"}}}
+    secret = {
+        "cloudDNS": {
+            "project": "dns-project",
+            "serviceAccountSecretRef": {"name": "clouddns", "key": "key.json"},
+        }
+    }
     cfg = load_config(with_dns01(fixture("tls-ingress-gke"), secret))
     assert cloud_identity(cfg.cloud, cfg.tls) is None
     # Other providers, and existing clusters, keep what they name.

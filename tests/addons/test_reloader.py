@@ -24,7 +24,7 @@ HOST = "det.example.net"
 ISSUED = {
     "mode": "master",
     "host": HOST,
-    "certificate": {"source": "certManager", "email": "ops@example.net"},
+    "certificate": {"source": "certManager", "email": "ops@mail.example.net"},
 }
 OWN = {"mode": "master", "host": HOST, "certificate": {"source": "secret", "secretName": "my-cert"}}
 

@@ -149,7 +149,7 @@ def test_an_existing_claim_needs_nothing_created():
     [
         {"type": "sharedFs"},
         {"type": "s3", "bucket": "ckpt"},
-        {"type": "azure", "container": "c", "connectionString": "x"},
+        {"type": "azure", "container": "ckpt", "connectionString": "x"},
     ],
 )
 def test_other_storage_types_render_nothing(storage):

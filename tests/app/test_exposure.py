@@ -15,7 +15,7 @@ from deploy.config.tls import MasterTls
 HOST = "det.example.com"
 CLASS = "envoy-gateway"
 ISSUER = "letsencrypt"
-CERT_MANAGER = {"source": "certManager", "email": "ops@example.com"}
+CERT_MANAGER = {"source": "certManager", "email": "ops@mail.example.com"}
 USER_SECRET = {"source": "secret", "secretName": "my-det-cert"}
 CERTIFICATES = {"certManager": CERT_MANAGER, "secret": USER_SECRET}
 

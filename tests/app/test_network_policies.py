@@ -12,7 +12,7 @@ from deploy.app import network_policies as np
 from deploy.config import ConfigError
 from deploy.kube import validation
 
-TLS_ISSUED = {"mode": "ingress", "host": "det.example.com", "certificate": {"email": "ops@example.com"}}
+TLS_ISSUED = {"mode": "ingress", "host": "det.example.com", "certificate": {"email": "ops@mail.example.com"}}
 TLS_SECRET = {
     "mode": "ingress",
     "host": "det.example.com",
@@ -231,7 +231,7 @@ CREDENTIAL_RULES = [
     [
         {"type": "gcs", "bucket": "ckpts"},
         {"type": "s3", "bucket": "ckpts"},
-        {"type": "azure", "container": "c", "accountUrl": "https://acct.blob.core.windows.net"},
+        {"type": "azure", "container": "ckpt", "accountUrl": "https://acct.blob.core.windows.net"},
     ],
     ids=["gcs", "s3", "azure"],
 )
@@ -248,7 +248,7 @@ def test_on_cloud_storage_backups_reach_https_anywhere_and_the_credential_endpoi
         ({"type": "s3", "bucket": "ckpts"}, [443]),
         ({"type": "s3", "bucket": "ckpts", "endpointUrl": "http://minio:9000"}, [443, 9000]),
         ({"type": "s3", "bucket": "ckpts", "endpointUrl": "http://minio.local"}, [80, 443]),
-        ({"type": "azure", "container": "c", "accountUrl": "http://azurite:10000/a"}, [443, 10000]),
+        ({"type": "azure", "container": "ckpt", "accountUrl": "http://azurite:10000/a"}, [443, 10000]),
     ],
     ids=["shared-fs", "s3", "s3-endpoint-port", "s3-endpoint-http", "azure-account-url"],
 )
@@ -258,7 +258,7 @@ def test_object_storage_ports_follow_the_endpoint(storage, ports):
 
 def test_no_secret_reaches_a_policy():
     cfg = make_config(
-        checkpointStorage={"type": "azure", "container": "c", "connectionString": "Account=x;Key=y"},
+        checkpointStorage={"type": "azure", "container": "ckpt", "connectionString": "Account=x;Key=y"},
         database=EXTERNAL,
     )
     text = json.dumps(np.objects(cfg))
@@ -299,7 +299,7 @@ def test_acme_http01_solver_pods_take_their_port_from_the_envoy_pods():
         TLS_SECRET,
         {
             **TLS_ISSUED,
-            "certificate": {"email": "ops@example.com", "dns01": {"route53": {"region": "us-east-1"}}},
+            "certificate": {"email": "ops@mail.example.com", "dns01": {"route53": {"region": "us-east-1"}}},
         },
     ],
     ids=["none", "secret", "dns01"],

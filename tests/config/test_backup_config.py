@@ -299,7 +299,7 @@ def test_a_backup_volume_size_is_only_for_storage_without_a_bucket():
         "database.backup.storageSize: only with sharedFs or directory checkpoint storage (dumps then go to a "
         "volume); with gcs they go to the checkpoint bucket"
     ]
-    azure = {"type": "azure", "container": "c", "connectionString": "AccountKey=k"}
+    azure = {"type": "azure", "container": "ckpt", "connectionString": "AccountKey=k"}
     assert cross_problems(database=sized, checkpointStorage=azure)[0].endswith("checkpoint container")
 
 

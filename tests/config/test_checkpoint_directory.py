@@ -119,7 +119,7 @@ def test_the_azure_credential_is_a_secret_found_like_every_other():
         raw_config(
             checkpointStorage={
                 "type": "azure",
-                "container": "c",
+                "container": "ckpt",
                 "accountUrl": ACCOUNT_URL,
                 "credential": "Sas-T0ken",
             }
@@ -270,32 +270,32 @@ BAD = [
     ),
     (
         "azure without a way in",
-        {"type": "azure", "container": "c"},
+        {"type": "azure", "container": "ckpt"},
         "determined:checkpointStorage.connectionString: required, or accountUrl (with an optional credential) in its place",
     ),
     (
         "azure both ways in",
-        {"type": "azure", "container": "c", "connectionString": "x", "accountUrl": ACCOUNT_URL},
+        {"type": "azure", "container": "ckpt", "connectionString": "x", "accountUrl": ACCOUNT_URL},
         "determined:checkpointStorage.accountUrl: give connectionString or accountUrl, not both",
     ),
     (
         "azure credential with a connection string",
-        {"type": "azure", "container": "c", "connectionString": "x", "credential": "k"},
+        {"type": "azure", "container": "ckpt", "connectionString": "x", "credential": "k"},
         "determined:checkpointStorage.credential: only with accountUrl (a connection string carries its own key)",
     ),
     (
         "azure account url form",
-        {"type": "azure", "container": "c", "accountUrl": "ckpt.blob.core.windows.net"},
+        {"type": "azure", "container": "ckpt", "accountUrl": "ckpt.blob.core.windows.net"},
         "determined:checkpointStorage.accountUrl: 'ckpt.blob.core.windows.net' is not an http:// or https:// URL",
     ),
     (
         "azure SAS token in the url",
-        {"type": "azure", "container": "c", "accountUrl": ACCOUNT_URL + "/?sv=2022&sig=abc"},
+        {"type": "azure", "container": "ckpt", "accountUrl": ACCOUNT_URL + "/?sv=2022&sig=abc"},
         "determined:checkpointStorage.accountUrl: no query string: give a SAS token as credential",
     ),
     (
         "azure empty credential",
-        {"type": "azure", "container": "c", "accountUrl": ACCOUNT_URL, "credential": ""},
+        {"type": "azure", "container": "ckpt", "accountUrl": ACCOUNT_URL, "credential": ""},
         "determined:checkpointStorage.credential: must not be empty",
     ),
     (
@@ -331,7 +331,7 @@ def test_secret_values_never_appear_in_a_refusal():
         raw_config(
             checkpointStorage={
                 "type": "azure",
-                "container": "c",
+                "container": "ckpt",
                 "connectionString": "Key=s3cr3t",
                 "credential": "t0ken",
             }

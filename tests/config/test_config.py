@@ -617,7 +617,7 @@ BAD_CASES += [
     ),
     (
         "azure prefix has no effect",
-        {"checkpointStorage": {"type": "azure", "container": "c", "connectionString": "x", "prefix": "p"}},
+        {"checkpointStorage": {"type": "azure", "container": "ckpt", "connectionString": "x", "prefix": "p"}},
         "determined:checkpointStorage.prefix: only for checkpointStorage.type s3 or gcs",
     ),
     (

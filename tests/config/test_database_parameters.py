@@ -476,3 +476,68 @@ def test_a_setting_of_a_library_not_loaded_is_kept_unused(server):
         assert _show(scratch, port, query) == "1"
     finally:
         _stop(process)
+
+
+@real_server
+@pytest.mark.parametrize(
+    ("settings", "says"),
+    [
+        ({"max_connections": "3"}, "max_connections"),  # superuser_reserved_connections is 3
+        ({"wal_level": "minimal"}, "wal_level"),  # max_wal_senders is 10
+    ],
+)
+def test_settings_refused_together_would_stop_the_server(server, settings, says):
+    _, scratch = server
+    assert pg.startup_problems(settings, set(settings))
+    args = [arg for name, value in settings.items() for arg in ("-c", f"{name}={value}")]
+    process, _, ready = _run_server(scratch, args)
+    err = _stop(process)
+    assert not ready and process.returncode != 0
+    assert says in err
+
+
+@real_server
+def test_settings_accepted_together_start_the_server(server):
+    _, scratch = server
+    settings = {"max_connections": "4", "wal_level": "minimal", "max_wal_senders": "0"}
+    assert pg.startup_problems(settings, set(settings)) == []
+    args = [arg for name, value in settings.items() for arg in ("-c", f"{name}={value}")]
+    process, _, ready = _run_server(scratch, args)
+    try:
+        assert ready, process.stderr.read() if process.poll() is not None else "not ready in time"
+    finally:
+        _stop(process)
+
+
+@real_server
+def test_ssl_on_would_stop_the_server(server):
+    # The refusal's ground (deploy.config.database.SSL_WITHOUT_CERTIFICATE): a data directory
+    # without server.crt and server.key, as the in-cluster volume is.
+    _, scratch = server
+    assert not (scratch.data / "server.crt").exists()
+    assert problems({"parameters": {"ssl": "on"}})
+    process, _, ready = _run_server(scratch, ["-c", "ssl=on"])
+    err = _stop(process)
+    assert not ready and process.returncode != 0
+    assert 'could not load server certificate file "server.crt"' in err
+
+
+@real_server
+def test_parameter_names_in_any_case_start_the_server_as_rendered(server):
+    _, scratch = server
+    cfg = load_config(raw_config(database={"parameters": {"Work_Mem": "64MB", "Max_Connections": "120"}}))
+    args = app_database.statefulset(cfg)["spec"]["template"]["spec"]["containers"][0]["args"]
+    process, port, ready = _run_server(scratch, args)
+    try:
+        assert ready, process.stderr.read() if process.poll() is not None else "not ready in time"
+        assert _show(scratch, port, "SHOW work_mem") == "64MB"
+        assert _show(scratch, port, "SHOW max_connections") == "120"
+    finally:
+        _stop(process)
+    # The server itself reads a name in any case (the rendered lower case is a choice).
+    process, port, ready = _run_server(scratch, ["-c", "Work_Mem=32MB"])
+    try:
+        assert ready
+        assert _show(scratch, port, "SHOW work_mem") == "32MB"
+    finally:
+        _stop(process)

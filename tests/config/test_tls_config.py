@@ -32,7 +32,7 @@ def with_dns01(dns01, base=None, **tls):
     raw["tls"] = {
         "mode": "ingress",
         "host": "det.example.com",
-        "certificate": {"email": "ops@example.com", "dns01": dns01},
+        "certificate": {"email": "ops@mail.example.com", "dns01": dns01},
         "sourceRanges": ["203.0.113.0/24"],
         **tls,
     }
@@ -44,7 +44,7 @@ def with_dns01(dns01, base=None, **tls):
 
 @pytest.mark.parametrize("host", ["10.0.0.5", "203.0.113.10", "192.168.1.1"])
 @pytest.mark.parametrize(
-    "certificate", [{"email": "ops@example.com"}, {"source": "secret", "secretName": "det-tls"}]
+    "certificate", [{"email": "ops@mail.example.com"}, {"source": "secret", "secretName": "det-tls"}]
 )
 def test_a_host_that_is_an_ip_address_is_refused(host, certificate):
     raw = raw_config(tls={"mode": "master", "host": host, "certificate": certificate})
@@ -58,7 +58,9 @@ def test_a_host_with_digits_that_is_no_address_is_a_name():
     for host in ("10.0.0.5.nip.io", "1.example.com", "det.10"):
         assert (
             problems(
-                raw_config(tls={"mode": "ingress", "host": host, "certificate": {"email": "o@example.com"}})
+                raw_config(
+                    tls={"mode": "ingress", "host": host, "certificate": {"email": "o@mail.example.com"}}
+                )
             )
             == []
         )
@@ -167,7 +169,7 @@ def test_the_check_reads_the_solver_the_program_renders():
 def test_a_solver_the_config_takes_makes_a_cluster_issuer_the_crd_takes(dns01):
     cfg = load_config(with_dns01(dns01, EKS))
     issuer = cert_manager.cluster_issuer(
-        "ops@example.com", "determined", "determined", dns01=tls_config.rendered_dns01(cfg)
+        "ops@mail.example.com", "determined", "determined", dns01=tls_config.rendered_dns01(cfg)
     )
     assert crd_problems(issuer) == []
 

@@ -251,7 +251,7 @@ VARIANTS = {
         },
         checkpointStorage={
             "type": "azure",
-            "container": "c",
+            "container": "ckpt",
             "accountUrl": "https://a.blob.core.windows.net",
         },
     ),

@@ -49,7 +49,7 @@ def test_no_tls_mode_routes_plain_http_to_the_master():
 def test_cert_manager_issues_through_the_gateway_for_the_configured_email():
     result = planned("tls-master")  # public: HTTP-01 through the Gateway
     acme = one(result, "ClusterIssuer", "determined-letsencrypt")["spec"]["acme"]
-    assert acme["email"] == "ops@example.net"
+    assert acme["email"] == "ops@mail.example.net"
     (solver,) = acme["solvers"]
     (parent,) = solver["http01"]["gatewayHTTPRoute"]["parentRefs"]
     assert (parent["name"], parent["namespace"], parent["sectionName"]) == (
@@ -60,7 +60,7 @@ def test_cert_manager_issues_through_the_gateway_for_the_configured_email():
     # Internal and fenced: DNS-01 with the configured provider.
     result = planned("tls-ingress-gke")
     acme = one(result, "ClusterIssuer", "determined-letsencrypt")["spec"]["acme"]
-    assert acme["email"] == "ops@example.com"
+    assert acme["email"] == "ops@mail.example.com"
     assert acme["solvers"] == [{"dns01": {"cloudDNS": {"project": "plan-project"}}}]
     gateway = one(result, "Gateway", "determined")
     assert gateway["metadata"]["annotations"]["cert-manager.io/cluster-issuer"] == "determined-letsencrypt"
@@ -150,7 +150,7 @@ def test_gateway_settings_for_a_clusters_own_class_are_refused_where_they_cannot
 def test_http_01_is_refused_where_lets_encrypt_cannot_reach_the_host():
     raw = yaml.safe_load(open("tests/fixtures/stacks/Pulumi.tls-ingress-gke.yaml"))["config"]  # noqa: SIM115
     raw = {key.split(":", 1)[1]: value for key, value in raw.items()}
-    certificate = {"source": "certManager", "email": "ops@example.com"}
+    certificate = {"source": "certManager", "email": "ops@mail.example.com"}
     for tls, reason in (
         ({"exposure": "internal", "sourceRanges": []}, "required with exposure internal"),
         ({"exposure": "public"}, "required with sourceRanges"),
