@@ -8,6 +8,7 @@ Names are in deploy.names.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -27,11 +28,27 @@ AWS_TAGS_SOURCE = (
 )
 ASG_TAG_SOURCE = "https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_Tag.html (read 2026-11)"
 
-# Google Cloud labels: at most 64 per resource; keys 1-63 starting with a lower-case letter;
-# values 0-63; lower-case letters, digits, '_' and '-' (international letters too, unused here).
+# Google Cloud labels: at most 64 per resource; keys 1-63 characters starting with a
+# lower-case letter or an international character, values 0-63; lower-case letters, numeric
+# characters, '_' and '-', and "international characters are allowed" (GCP_LABELS_SOURCE):
+# the APIs' own pattern is [\p{Ll}\p{Lo}][\p{Ll}\p{Lo}\p{N}_-]{0,62} for keys and
+# [\p{Ll}\p{Lo}\p{N}_-]{0,63} for values (e.g. Backup and DR's LabelKeyValPair,
+# https://googleapis.dev/dotnet/Google.Apis.Backupdr.v1/latest/api/Google.Apis.Backupdr.v1.Data.LabelKeyValPair.html,
+# read 2026-11). Unicode categories: Ll lower-case letters, Lo letters without case (CJK...),
+# N numbers.
 GCP_MAX_LABELS = 64
-GCP_LABEL_KEY = re.compile(r"[a-z][a-z0-9_-]{0,62}")
-GCP_LABEL_VALUE = re.compile(r"[a-z0-9_-]{0,63}")
+GCP_LABEL_MAX = 63
+GCP_LABEL_START = ("Ll", "Lo")
+GCP_LABEL_CHARACTERS = ("Ll", "Lo", "Nd", "Nl", "No")
+
+
+def _gcp_label_text(text: str, key: bool) -> bool:
+    if len(text) > GCP_LABEL_MAX or (key and not text):
+        return False
+    if key and unicodedata.category(text[0]) not in GCP_LABEL_START:
+        return False
+    return all(c in "_-" or unicodedata.category(c) in GCP_LABEL_CHARACTERS for c in text)
+
 
 # Kubernetes label keys: an optional DNS-subdomain prefix (at most 253) and '/', then a name of
 # at most 63; values at most 63, empty or alphanumeric at both ends.
@@ -174,15 +191,15 @@ def k8s_label_value_problem(value: str) -> str | None:
 
 def gcp_label_problem(key: str, value: str) -> str | None:
     """Why Google Cloud would refuse one label (GCP_LABELS_SOURCE), or None."""
-    if not GCP_LABEL_KEY.fullmatch(key):
+    if not _gcp_label_text(key, key=True):
         return (
-            f"label key {key!r} is not a Google Cloud label key (lower-case letters, digits, '_' and '-', "
-            "starting with a letter, at most 63 characters)"
+            f"label key {key!r} is not a Google Cloud label key (lower-case letters of any script, "
+            "digits, '_' and '-', starting with a letter, at most 63 characters)"
         )
-    if not GCP_LABEL_VALUE.fullmatch(value):
+    if not _gcp_label_text(value, key=False):
         return (
-            f"label value of {key!r} is not a Google Cloud label value (lower-case letters, digits, '_' "
-            "and '-', at most 63 characters)"
+            f"label value of {key!r} is not a Google Cloud label value (lower-case letters of any "
+            "script, digits, '_' and '-', at most 63 characters)"
         )
     return None
 

@@ -8,7 +8,9 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 
 from deploy import versions
+from deploy.config import go_time
 from deploy.config.base import ConfigModel, default_tag
+from deploy.config.errors import refuse
 from deploy.config.secrets import Secret
 from deploy.config.syntax import (
     Annotations,
@@ -79,18 +81,22 @@ class Resources(ConfigModel):
         return out
 
 
-# A cron schedule of five fields (numbers, names, '*', '?', ranges, steps and lists, as the
-# master's cron.ParseStandard reads them), or a Go duration (the master's retention schedule).
-_CRON_FIELD = r"[0-9A-Za-z*?/,-]+"
-_CRON = re.compile(rf"({_CRON_FIELD} +){{4}}{_CRON_FIELD}")
-_DURATION = re.compile(r"([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+")
-
-
 def _schedule(value: str) -> str:
-    if not (_CRON.fullmatch(value) or _DURATION.fullmatch(value)):
-        raise ValueError(
-            f"{shown(value)} is not a cron schedule of five fields (example: '0 3 * * *') or a duration (24h)"
-        )
+    # As the master reads it: a Go duration, else a cron line (deploy/config/go_time.py).
+    refused = (
+        f"{shown(value)} is not a cron schedule of five fields (example: '0 3 * * *') or a duration (24h)"
+    )
+    if message := text_problem(value):
+        raise ValueError(f"{refused}: {message}")
+    duration = go_time.parse_duration(value)
+    if duration is not None:
+        if duration <= 0:
+            # gocron's DurationJob refuses a zero interval (the master then does not start);
+            # a negative one would never wait.
+            raise ValueError(f"{shown(value)} is not a positive duration")
+        return value
+    if problem := go_time.cron_problem(value):
+        raise ValueError(f"{refused}: {problem}")
     return value
 
 
@@ -250,6 +256,28 @@ class MasterConfig(ConfigModel):
             oldest = ".".join(map(str, versions.MIN_DETERMINED_VERSION))
             raise ValueError(f"Determined {value} is older than the oldest supported, {oldest}")
         return value
+
+    @model_validator(mode="after")
+    def _env_not_set_by_the_stack(self) -> MasterConfig:
+        # Kubernetes keeps one value per name; the stack's own come first (deploy/app/master.py
+        # _env), so the user's would be dropped without a word.
+        found = [
+            (("env", name), f"{name} is set by the stack on the master: {why}")
+            for name in self.env
+            if (why := self.stack_env.get(name))
+        ]
+        if found:
+            raise refuse(found)
+        return self
+
+    @property
+    def stack_env(self) -> dict[str, str]:
+        """Env names the stack sets on the master ahead of master.env, and why. (The proxy
+        variables of master.proxy and SSL_CERT_DIR of caBundle come after it: a user's own
+        value of those wins, on purpose.)"""
+        if self.version_tuple >= versions.RELEASE_NAMESPACE_SINCE:
+            return {"DET_RELEASE_NAMESPACE": "it must name the master's own namespace"}
+        return {}
 
     @model_validator(mode="after")
     def _one_ca_bundle(self) -> MasterConfig:

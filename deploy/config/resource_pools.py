@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from deploy import defaults, kube
+from deploy.config import go_regexp
 from deploy.config.base import ConfigModel
 from deploy.config.errors import refuse
 from deploy.config.syntax import (
@@ -207,10 +207,9 @@ class LogPolicy(ConfigModel):
     @field_validator("pattern")
     @classmethod
     def _regex(cls, value: str) -> str:
-        try:
-            re.compile(value)
-        except re.error as exc:
-            raise ValueError(f"is not a regular expression ({exc})") from None
+        # The master compiles it with Go's regexp (RE2 syntax), not Python's: see go_regexp.
+        if problem := go_regexp.problem(value):
+            raise ValueError(f"is not a regular expression the master can compile: {problem}")
         return value
 
 

@@ -324,8 +324,9 @@ def test_every_bad_aws_tag_is_its_own_line_with_the_limits_of_cloud_limits():
         "empty": "",
     }
     found = problems(cloud="eks", nodePools=EKS_POOLS, cluster={**EKS_CLUSTER, "tags": tags})
-    assert len(found) == 4, found
-    assert "determined:cluster.tags.empty: must not be empty" in found
+    # An empty value is a tag AWS takes (values are 0-256 characters): attack 22 case 089.
+    assert len(found) == 3, found
+    assert not any("tags.empty" in line for line in found), found
     assert (
         "determined:cluster.tags.team: AWS tag values take at most 256 characters; this one has 257" in found
     )
