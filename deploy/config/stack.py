@@ -939,6 +939,29 @@ def _pod_spec_problems(cfg: StackConfig, add: Add) -> None:
             add(where, message)
 
 
+def _merged_pod_spec_problems(cfg: StackConfig, add: Add) -> None:
+    """Two layers that pass alone can fail merged (an env var given a value by the task
+    container defaults and a valueFrom by a pool): every pool's podSpec merged over the
+    defaults, as the master gets them (deploy.app.resource_pools.pool_pod_specs), checked
+    again when neither layer has a problem of its own."""
+    tcd = cfg.task_container_defaults
+    for i, rp in enumerate(cfg.resource_pools):
+        path = f"resourcePools[{i}].podSpec"
+        if not rp.pod_spec or pod_spec_problems(path, rp.pod_spec):
+            continue
+        for key, base in (("cpuPodSpec", tcd.cpu_pod_spec), ("gpuPodSpec", tcd.gpu_pod_spec)):
+            if not base or pod_spec_problems(f"taskContainerDefaults.{key}", base):
+                continue
+            try:
+                merged = strategic_merge.merge_pods(base, rp.pod_spec)
+            except ValueError:
+                continue  # reported by pod_spec_problems of the layer that cannot merge
+            for where, message in pod_spec_problems(path, merged):
+                inner = where.removeprefix(path).lstrip(".")
+                add(path, f"merged over taskContainerDefaults.{key}, {inner or 'the pod'}: {message}")
+                break  # one line per pool and layer: the first problem of the merge
+
+
 def _gc_provided_volumes(cfg: StackConfig) -> set[str] | None:
     """Volumes a checkpoint GC pod gets besides its spec's own and the master's: the
     project's task layer, and the default pod spec the master merges the GC spec over (the
@@ -1207,6 +1230,7 @@ _RULES: list[Callable[[StackConfig, Add], None]] = [
     _resource_pool_problems,
     _data_problems,
     _pod_spec_problems,
+    _merged_pod_spec_problems,
     _version_problems,
     _workspace_problems,
     _slots_if_pools_resolve,
