@@ -58,8 +58,8 @@ from deploy.config.resource_pools import determined_owned
 from deploy.kube import validation
 from deploy.kube.schema import KUBERNETES_SCHEMA_VERSION
 
-# A copy of shared/reference/master-yaml-keys.json (derived from the master's Go config
-# structs, releases 0.26.0 to 0.38.1); a test keeps the copy equal to the reference.
+# Every key the master accepts, per release 0.26.0 to 0.38.1, derived from the master's Go
+# config structs (determined-ai/determined master/internal/config at each release tag).
 DATA_FILE = Path(__file__).resolve().parent / "data" / "master-yaml-keys.json"
 
 

@@ -1,4 +1,4 @@
-"""The stack configuration (CONTRACT §1): the single source of truth for what a user sets.
+"""The stack configuration (docs/contract.md §1): the single source of truth for what a user sets.
 
 One module per section (`cluster`, `node_pools`, `master`, `database`, `checkpoint_storage`,
 `tls`, `resource_pools`, `addons`), each a pydantic model or a discriminated union of them;

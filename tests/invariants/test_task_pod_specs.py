@@ -11,7 +11,7 @@ import pytest
 import stack_plans
 
 TASK_CONTAINER = "determined-container"
-# CONTRACT: every GPU node pool carries this taint.
+# docs/contract.md §1: every GPU node pool carries this taint.
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
 POD_KEYS = {"apiVersion", "kind", "metadata", "spec"}
 # The label the project puts on the nodes of every node pool it creates (gke, eks).
@@ -69,7 +69,7 @@ def test_every_pool_has_cpu_and_gpu_pod_specs(stack):
 
 
 def node_selector(node_pool):
-    # CONTRACT (existing clusters): nodeSelector, else the pool's labels; created pools
+    # docs/contract.md §1 (existing clusters): nodeSelector, else the pool's labels; created pools
     # (gke, eks) are selected by the label the project puts on their nodes.
     if "machineType" in node_pool:
         return {NODE_POOL_LABEL: node_pool["name"]}

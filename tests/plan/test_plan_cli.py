@@ -1,4 +1,4 @@
-"""The offline plan's interface (CONTRACT.md §2): files written, exit codes, messages.
+"""The offline plan's interface (docs/contract.md §2): files written, exit codes, messages.
 
 Exit status: 0 clean, 1 a mandatory policy is violated, 2 a configuration or usage error
 (one line per problem), 3 an internal error (one line; the traceback only with --debug).
