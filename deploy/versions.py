@@ -6,9 +6,10 @@ upgrade is a one-line change that the tests then check.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from typing import Literal
+from typing import Any, Literal
 
 # The Determined release deployed when `master.version` is not set.
 DEFAULT_DETERMINED_VERSION = "0.38.1"
@@ -276,3 +277,26 @@ EXTERNAL_POSTGRES_CLIENT_IMAGE = POSTGRES_IMAGE
 # Determined's Helm chart runs postgres:10.14; a copy of its data directory is started with
 # PostgreSQL 10's last release (10.23, November 2022) to dump it.
 HELM_CHART_POSTGRES_IMAGE = "postgres:10.23"
+
+
+def offered(
+    table: dict[str, Any], support: Callable[[str, date], str | None], today: date
+) -> dict[str, list[str]]:
+    """{"standard": [...], "extended": [...]}: the minors of `table` that `support` (eks_support,
+    gke_support) says a cluster can be made on `today`, by kind of support."""
+    found: dict[str, list[str]] = {"standard": [], "extended": []}
+    for minor in table:
+        if kind := support(minor, today):
+            found[kind].append(minor)
+    return found
+
+
+def not_offered(cloud: str, version: str, table: dict[str, Any], read: date, gone: str) -> str:
+    """Why `cloud` makes no cluster on `version`, a minor its support function refuses:
+    extended support over, newer than `table` (read on `read`), or else `gone`."""
+    row = table.get(version)
+    if row is not None:
+        return f"its {cloud} extended support ended on {row.end_of_extended_support}"
+    if minor_tuple(version) > minor_tuple(max(table, key=minor_tuple)):
+        return f"this release does not know it yet (its {cloud} table was read on {read})"
+    return gone

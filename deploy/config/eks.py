@@ -175,11 +175,7 @@ def _gpu_problems(i: int, pool: EksNodePool, add: Add) -> None:
 
 def offered_versions(today: date) -> str:
     """The EKS versions a cluster can be made on, as a user reads them."""
-    by_support: dict[str, list[str]] = {"standard": [], "extended": []}
-    for version in versions.EKS_VERSIONS:
-        support = versions.eks_support(version, today)
-        if support:
-            by_support[support].append(version)
+    by_support = versions.offered(versions.EKS_VERSIONS, versions.eks_support, today)
     text = ", ".join(by_support["standard"]) + " (standard support)"
     if by_support["extended"]:
         text += "; " + ", ".join(by_support["extended"]) + " (extended support, billed extra)"
@@ -193,15 +189,11 @@ def _version_problems(cfg: EksStack, add: Add) -> None:
     today = versions.today()
     if version is None or versions.eks_support(version, today):
         return
-    row = versions.EKS_VERSIONS.get(version)
-    if row is not None:
-        why = f"its EKS extended support ended on {row.end_of_extended_support}: EKS no longer runs it"
-    elif versions.minor_tuple(version) > versions.minor_tuple(
-        max(versions.EKS_VERSIONS, key=versions.minor_tuple)
-    ):
-        why = f"this release does not know it yet (its EKS table was read on {versions.EKS_VERSIONS_READ})"
-    else:
-        why = "EKS does not offer it"
+    why = versions.not_offered(
+        "EKS", version, versions.EKS_VERSIONS, versions.EKS_VERSIONS_READ, "EKS does not offer it"
+    )
+    if version in versions.EKS_VERSIONS:
+        why += ": EKS no longer runs it"
     add("cluster.kubernetesVersion", f"{version}: {why}; choose one of {offered_versions(today)}")
 
 

@@ -358,22 +358,19 @@ def _version_problems(cfg: GkeStack, add: Add) -> None:
     today = versions.today()
     if version is None or versions.gke_support(version, today):
         return
-    by_support: dict[str, list[str]] = {"standard": [], "extended": []}
-    for minor in versions.GKE_VERSIONS:
-        if support := versions.gke_support(minor, today):
-            by_support[support].append(minor)
+    by_support = versions.offered(versions.GKE_VERSIONS, versions.gke_support, today)
     offered = ", ".join(by_support["standard"]) + " (every channel)"
     if by_support["extended"]:
         offered += "; " + ", ".join(by_support["extended"]) + " (releaseChannel EXTENDED)"
-    row = versions.GKE_VERSIONS.get(version)
-    if row is not None:
-        why = f"its GKE extended support ended on {row.end_of_extended_support}: no channel creates it"
-    elif versions.minor_tuple(version) > versions.minor_tuple(
-        max(versions.GKE_VERSIONS, key=versions.minor_tuple)
-    ):
-        why = f"this release does not know it yet (its GKE table was read on {versions.GKE_VERSIONS_READ})"
-    else:
-        why = "GKE no longer offers it (each minor for 24 months after it reaches the Regular channel)"
+    why = versions.not_offered(
+        "GKE",
+        version,
+        versions.GKE_VERSIONS,
+        versions.GKE_VERSIONS_READ,
+        "GKE no longer offers it (each minor for 24 months after it reaches the Regular channel)",
+    )
+    if version in versions.GKE_VERSIONS:
+        why += ": no channel creates it"
     add("cluster.kubernetesVersion", f"{version}: {why}; choose one of {offered}")
 
 
