@@ -34,6 +34,7 @@ Pure functions only: the Release is registered elsewhere.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from deploy import kube, versions
@@ -55,7 +56,13 @@ RESOURCES = {"requests": {"cpu": "10m", "memory": "64Mi"}, "limits": {"memory": 
 def namespace(watched: str) -> str:
     """Reloader's namespace: one per Determined namespace it watches (two installs in one
     cluster each get their own)."""
-    return kube.dns_label(f"{watched}-{RELEASE}")
+    name = f"{watched}-{RELEASE}"
+    if len(name) <= 63:
+        return kube.dns_label(name)
+    # Cut to a DNS label, the watched namespace's digest keeps it apart from that namespace
+    # (which a plain cut of a 55-63 character name would give back) and from other cuts.
+    tag = hashlib.sha256(watched.encode()).hexdigest()[:6]
+    return f"{watched[: 63 - len(RELEASE) - len(tag) - 2].rstrip('-')}-{tag}-{RELEASE}"
 
 
 def workload_annotations(secret: str) -> dict[str, str]:

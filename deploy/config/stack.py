@@ -443,11 +443,11 @@ def _addon_namespaces(cfg: StackConfig) -> dict[str, str]:
     from deploy.addons import cert_manager, envoy_gateway, gpu_operator, kueue, reloader
 
     return {
-        cert_manager.NAMESPACE: "cert-manager (tls certificate source certManager)",
-        envoy_gateway.NAMESPACE: "Envoy Gateway (tls mode ingress or master without gatewayClassName)",
-        gpu_operator.NAMESPACE: "the NVIDIA GPU operator (gpuOperator.enabled)",
-        kueue.NAMESPACE: "Kueue (scheduler kueue)",
-        reloader.namespace(cfg.namespace): "Reloader (tls mode master)",
+        cert_manager.NAMESPACE: "cert-manager (with tls certificate source certManager)",
+        envoy_gateway.NAMESPACE: "Envoy Gateway (with tls mode ingress, or master without gatewayClassName)",
+        gpu_operator.NAMESPACE: "the NVIDIA GPU operator (with gpuOperator.enabled)",
+        kueue.NAMESPACE: "Kueue (with scheduler kueue)",
+        reloader.namespace(cfg.namespace): "Reloader (with tls mode master)",
     }
 
 
@@ -458,9 +458,9 @@ def _addon_namespace_problems(cfg: StackConfig, add: Add) -> None:
         if name in taken:
             add(
                 path,
-                f"{what}{name!r} is where the project installs {taken[name]}: the stack creates and fences "
-                "its own namespaces, which would collide with that namespace or cut the add-on off; choose "
-                "another",
+                f"{what}{name!r} is where the project installs {taken[name]}, kept for it whether or "
+                "not this stack turns it on: the stack creates and fences its own namespaces, which would "
+                "collide with that namespace or cut the add-on off; choose another",
             )
 
     check("namespace", cfg.namespace, "")
@@ -798,11 +798,13 @@ def _version_problems(cfg: StackConfig, add: Add) -> None:
     from deploy.app import master_yaml_schema
 
     newest = master_yaml_schema.known_range()[1]
-    if version > newest:
-        # Refused rather than planned with a warning: the master refuses to start on a key it
-        # does not know and its Deployment is Recreate, so an unchecked master.yaml could leave
-        # the cluster without a master; and no release beyond the key data's is known to exist
-        # (https://hub.docker.com/r/determinedai/determined-master/tags, read 2026-11).
+    if version > newest and version[:2] != newest[:2]:
+        # A newer minor is refused rather than planned with a warning: the master refuses to
+        # start on a key it does not know and its Deployment is Recreate, so an unchecked
+        # master.yaml could leave the cluster without a master; and no release beyond the key
+        # data's is known to exist (https://hub.docker.com/r/determinedai/determined-master/tags,
+        # read 2026-11). A newer patch of the newest minor is planned with the plan's warning:
+        # patch releases keep their minor's configuration keys.
         known = master_yaml_schema.format_version(newest)
         add(
             "master.version",

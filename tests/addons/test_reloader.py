@@ -16,6 +16,7 @@ from planning import one, plan_for
 from deploy import defaults, versions
 from deploy.addons import reloader
 from deploy.app import master
+from deploy.kube import api_rules
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 RELOADER_SOURCE = Path(os.environ.get("RELOADER_SOURCE", "/work/.mirror/stakater+Reloader/repo"))
@@ -130,3 +131,12 @@ def test_the_master_reads_its_certificate_once_at_start():
     assert "tls.LoadX509KeyPair" in config[579]
     old = _show(DETERMINED_SOURCE, "0.26.0:master/internal/core.go")
     assert "Security.TLS.ReadCertificate()" in old[882]
+
+
+@pytest.mark.parametrize("length", [10, 54, 55, 62, 63])
+def test_reloaders_namespace_is_a_dns_label_apart_from_the_one_it_watches(length):
+    watched = ("determined-ai-research-" * 3)[: length - 1] + "x"
+    name = reloader.namespace(watched)
+    assert api_rules.dns_label_problem(name) is None
+    assert name != watched and name.endswith("-reloader")
+    assert name != reloader.namespace(watched[:-1] + "y")  # two long namespaces, two Reloaders

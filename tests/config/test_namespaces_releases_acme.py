@@ -71,11 +71,13 @@ def test_a_derived_pool_namespace_equal_to_reloaders_is_refused_at_the_pool_name
 # --- master.version ---------------------------------------------------------------------------
 
 
-def test_a_master_version_beyond_the_known_releases_is_refused():
+def test_a_master_minor_beyond_the_known_releases_is_refused_a_later_patch_is_not():
     newest = master_yaml_schema.format_version(master_yaml_schema.known_range()[1])
     assert problems(master={"version": newest}) == []
     major, minor, patch = master_yaml_schema.known_range()[1]
-    for later in (f"{major}.{minor}.{patch + 1}", f"{major}.{minor + 1}.0", "0.99.0"):
+    # A patch keeps its minor's keys: planned, with the plan's warning that it is unchecked.
+    assert problems(master={"version": f"{major}.{minor}.{patch + 1}"}) == []
+    for later in (f"{major}.{minor + 1}.0", f"{major}.{minor + 1}.{patch + 1}", "0.99.0"):
         assert problems(master={"version": later}) == [
             f"determined:master.version: Determined {later} is newer than the newest release the project "
             f"knows ({newest}): its master.yaml keys cannot be checked (the master refuses to start on one "
