@@ -127,17 +127,26 @@ def _range_problem(expr: str, low: int, high: int, names: dict[str, int]) -> str
     return None
 
 
-def cron_problem(spec: str) -> str | None:
-    """Why robfig/cron v3.0.1's ParseStandard refuses `spec` (as the master runs it), or None."""
+def cron_zone(spec: str) -> str | None:
+    """The time zone a TZ= or CRON_TZ= prefix of `spec` names, or None without one."""
+    if spec.startswith(("TZ=", "CRON_TZ=")) and " " in spec:
+        return spec[spec.index("=") + 1 : spec.index(" ")]
+    return None
+
+
+def cron_problem(spec: str, any_zone: bool = False) -> str | None:
+    """Why robfig/cron v3.0.1's ParseStandard refuses `spec` (as the master runs it), or None.
+    `any_zone`: a master image with its own time zone database (not the stock one) takes any
+    zone name (checked there, not here)."""
     if not spec:
         return "is empty"
     if spec.startswith(("TZ=", "CRON_TZ=")):
         if " " not in spec:  # robfig slices up to the first space and panics without one
             return "a TZ= or CRON_TZ= prefix must be followed by a space and the schedule"
         zone = spec[spec.index("=") + 1 : spec.index(" ")]
-        if zone not in CRON_ZONES:
+        if zone not in CRON_ZONES and not any_zone:
             return (
-                f"time zone {zone!r}: the master image has no time zone database, so only UTC "
+                f"time zone {zone!r}: the stock master image has no time zone database, so only UTC "
                 "works (write the schedule in UTC)"
             )
         spec = _GO_TRIM.sub("", spec[spec.index(" ") :])  # strings.TrimSpace

@@ -95,7 +95,8 @@ def _schedule(value: str) -> str:
             # a negative one would never wait.
             raise ValueError(f"{shown(value)} is not a positive duration")
         return value
-    if problem := go_time.cron_problem(value):
+    # The zone is judged with master.image (MasterConfig._stock_image_zones).
+    if problem := go_time.cron_problem(value, any_zone=True):
         raise ValueError(f"{refused}: {problem}")
     return value
 
@@ -278,6 +279,15 @@ class MasterConfig(ConfigModel):
         if self.version_tuple >= versions.RELEASE_NAMESPACE_SINCE:
             return {"DET_RELEASE_NAMESPACE": "it must name the master's own namespace"}
         return {}
+
+    @model_validator(mode="after")
+    def _stock_image_zones(self) -> MasterConfig:
+        # The stock image has no time zone database (go_time.CRON_ZONES); an image of one's own
+        # (master.image) may have one.
+        schedule = self.retention.schedule if self.retention else ""
+        if self.image is None and (problem := go_time.cron_problem(schedule)) and go_time.cron_zone(schedule):
+            raise refuse([(("retention", "schedule"), f"{shown(schedule)}: {problem}")])
+        return self
 
     @model_validator(mode="after")
     def _one_ca_bundle(self) -> MasterConfig:

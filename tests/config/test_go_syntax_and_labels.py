@@ -212,6 +212,17 @@ def test_the_retention_schedule_refuses_what_the_master_refuses(schedule, why):
     assert why in found[0]
 
 
+def test_a_retention_time_zone_is_refused_on_the_stock_image_only():
+    # The stock master image has no time zone database (go_time.CRON_ZONES); an image of
+    # one's own may have one, so any zone name robfig takes is left to it.
+    schedule = "TZ=Europe/Paris 0 3 * * *"
+    found = retention_problems(schedule)
+    assert len(found) == 1 and "the stock master image has no time zone database" in found[0], found
+    image = "mirror.example.com/det/determined-master:0.38.1"
+    cfg = make_config(master={"image": image, "retention": {"schedule": schedule}})
+    assert cfg.master.retention.schedule == schedule
+
+
 # --- master.env names the stack sets ----------------------------------------------------------
 
 MASTER_WITH_EVERYTHING = {
