@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pydantic import Field
+
 from deploy import versions
 from deploy.config.base import ConfigModel
 from deploy.config.syntax import ChartVersion, DnsLabel, Flag, whole_number
@@ -23,8 +25,15 @@ KUEUE_PODS_READY_TIMEOUT_SECONDS = NODE_PROVISION_SECONDS + IMAGE_PULL_SECONDS
 
 
 class GpuOperatorConfig(ConfigModel):
-    enabled: Flag = False
-    version: ChartVersion = versions.DEFAULT_GPU_OPERATOR_VERSION
+    enabled: Flag = Field(
+        False,
+        description="`true` installs NVIDIA's gpu-operator chart (namespace `gpu-operator`); gke and eks "
+        "only. Default false.",
+    )
+    version: ChartVersion = Field(
+        versions.DEFAULT_GPU_OPERATOR_VERSION,
+        description="The gpu-operator chart version (`vX.Y.Z`); default: the version the project pins.",
+    )
 
 
 class KueueConfig(ConfigModel):
@@ -33,5 +42,14 @@ class KueueConfig(ConfigModel):
     the Job; a trial restarts within `max_restarts`), and an optional cohort the pools' queues
     share (so one may borrow what another does not use)."""
 
-    pods_ready_timeout_seconds: whole_number(30, 86400) = KUEUE_PODS_READY_TIMEOUT_SECONDS
-    cohort: DnsLabel | None = None
+    pods_ready_timeout_seconds: whole_number(30, 86400) = Field(
+        KUEUE_PODS_READY_TIMEOUT_SECONDS,
+        description="Seconds (30 to 86400) an admitted task's pods may take to all be ready before Kueue "
+        "evicts them, which fails the task's allocation; default 1800 (a node scale-up plus a large image "
+        "pull). With `scheduler: kueue`.",
+    )
+    cohort: DnsLabel | None = Field(
+        None,
+        description="A DNS label: a cohort every pool's ClusterQueue joins, so idle quota can be "
+        "borrowed; unset: no cohort. With `scheduler: kueue`.",
+    )

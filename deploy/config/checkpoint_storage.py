@@ -125,9 +125,21 @@ Count = whole_number(0)
 class Retention(ConfigModel):
     """How many checkpoints the master keeps (master.yaml save_* keys)."""
 
-    save_experiment_best: Count = 0
-    save_trial_best: Count = 1
-    save_trial_latest: Count = 1
+    save_experiment_best: Count = Field(
+        0,
+        description="How many of the experiment's best checkpoints the master keeps (master.yaml "
+        "save_experiment_best), 0 to 2^31-1; default 0.",
+    )
+    save_trial_best: Count = Field(
+        1,
+        description="How many of each trial's best checkpoints the master keeps (master.yaml "
+        "save_trial_best), 0 to 2^31-1; default 1.",
+    )
+    save_trial_latest: Count = Field(
+        1,
+        description="How many of each trial's latest checkpoints the master keeps (master.yaml "
+        "save_trial_latest), 0 to 2^31-1; default 1.",
+    )
 
 
 # Node directories a sharedFs hostPath must stay out of: mounted into every task pod, they
@@ -180,25 +192,56 @@ HostPath = Annotated[str, AfterValidator(_host_path)]
 class SharedFsStorage(Retention):
     """A host directory on each node: for single-node testing only."""
 
-    type: Literal["sharedFs"]
-    host_path: HostPath = "/tmp/determined-checkpoints"
+    type: Literal["sharedFs"] = Field(
+        description="sharedFs: checkpoints in a host directory of each node, for single-node testing only "
+        "(the default type; prod's mandatory policies forbid it)."
+    )
+    host_path: HostPath = Field(
+        "/tmp/determined-checkpoints",
+        description="sharedFs: the node directory checkpoints are written to, a normalised absolute path "
+        "outside the node's system directories; default /tmp/determined-checkpoints.",
+    )
 
 
 class S3Storage(Retention):
-    type: Literal["s3"]
-    bucket: S3Bucket | None = None  # created and named by the stack when absent (eks)
-    prefix: Prefix = ""
-    endpoint_url: HttpUrl | None = None  # S3-compatible stores (MinIO)
-    access_key: Secret | None = None
-    secret_key: Secret | None = None
+    type: Literal["s3"] = Field(
+        description="s3: checkpoints in an S3 bucket or an S3-compatible store (MinIO)."
+    )
+    bucket: S3Bucket | None = Field(
+        None,
+        description="s3: the bucket checkpoints are written to, a valid S3 bucket name. Required, except on "
+        "eks, where the stack creates <stack>-<cluster>-<account>-<region>-checkpoints when absent.",
+    )
+    prefix: Prefix = Field(
+        "", description="s3: a key prefix under which checkpoints are written; default none ('')."
+    )
+    endpoint_url: HttpUrl | None = Field(
+        None,
+        description="s3: an http(s):// URL of an S3-compatible store (MinIO); on eks nothing is created or "
+        "bound on AWS then. Default: AWS S3.",
+    )
+    access_key: Secret | None = Field(
+        None,
+        description="s3, secret: a static access key, given together with secretKey (for S3-compatible "
+        "stores; on eks no role or Pod Identity then).",
+    )
+    secret_key: Secret | None = Field(
+        None, description="s3, secret: the static secret key that goes with accessKey, given together."
+    )
 
     _one_line_keys = field_validator("access_key", "secret_key")(lambda value: _one_line_secret(value))
 
 
 class GcsStorage(Retention):
-    type: Literal["gcs"]
-    bucket: GcsBucket | None = None  # created and named by the stack when absent (gke)
-    prefix: Prefix = ""
+    type: Literal["gcs"] = Field(description="gcs: checkpoints in a Google Cloud Storage bucket.")
+    bucket: GcsBucket | None = Field(
+        None,
+        description="gcs: the bucket checkpoints are written to, a valid GCS bucket name. Required, except "
+        "on gke, where the stack creates <project>-<stack>-<cluster>-<region>-checkpoints when absent.",
+    )
+    prefix: Prefix = Field(
+        "", description="gcs: an object name prefix under which checkpoints are written; default none ('')."
+    )
 
 
 def _refuse(*problems: tuple[str | None, str]) -> ValidationError:
@@ -237,12 +280,26 @@ class AzureStorage(Retention):
     as they are, with no default credential chain: without a credential access is
     anonymous, which Azure allows for reading public containers only."""
 
-    type: Literal["azure"]
-    container: Annotated[str, AfterValidator(_azure_container)]
-    connection_string: Secret | None = None
+    type: Literal["azure"] = Field(description="azure: checkpoints in an Azure Blob Storage container.")
+    container: Annotated[str, AfterValidator(_azure_container)] = Field(
+        description="azure, required: the blob container, 3 to 63 lower-case letters, digits and single '-'."
+    )
+    connection_string: Secret | None = Field(
+        None,
+        description="azure, secret: the storage account's connection string; give it or accountUrl, not "
+        "both.",
+    )
     # https://<account>.blob.core.windows.net (http:// for an emulator such as Azurite)
-    account_url: HttpUrl | None = None
-    credential: Secret | None = None
+    account_url: HttpUrl | None = Field(
+        None,
+        description="azure: the account URL (https://<account>.blob.core.windows.net, no query string), in "
+        "place of connectionString, with an optional credential.",
+    )
+    credential: Secret | None = Field(
+        None,
+        description="azure, secret, only with accountUrl: an account key or SAS token; without one access is "
+        "anonymous and cannot write.",
+    )
 
     _one_line_credential = field_validator("credential")(lambda value: _one_line_secret(value))
 
@@ -354,11 +411,21 @@ class NfsShare(ConfigModel):
     """An NFS export every node can mount: a Filestore instance (its IP, path /<share name>),
     an EFS file system (its DNS name, path /), a NAS."""
 
-    server: Annotated[str, AfterValidator(_nfs_server)]
-    path: AbsolutePath
+    server: Annotated[str, AfterValidator(_nfs_server)] = Field(
+        description="The NFS server: an IP address (a Filestore instance's) or a DNS name (an EFS file "
+        "system's)."
+    )
+    path: AbsolutePath = Field(
+        description="The exported path: /<share name> on Filestore, / on EFS; its root must be writable by "
+        "the users tasks run as."
+    )
     # Passed to mount on each node (EFS recommends nfsvers=4.1; Filestore basic tiers speak
     # NFSv3 only).
-    mount_options: Annotated[list[MountOption], AfterValidator(_writable)] = Field(default_factory=list)
+    mount_options: Annotated[list[MountOption], AfterValidator(_writable)] = Field(
+        default_factory=list,
+        description="Mount options passed to mount on each node (e.g. nfsvers=4.1 for EFS); ro is refused. "
+        "Default: none.",
+    )
 
 
 class DirectoryStorage(Retention):
@@ -381,12 +448,36 @@ class DirectoryStorage(Retention):
     The share's root must be writable by the user tasks run as.
     """
 
-    type: Literal["directory"]
-    container_path: ContainerPath = DEFAULT_CONTAINER_PATH
-    claim_name: DnsSubdomain | None = None
-    nfs: NfsShare | None = None
-    storage_class: DnsSubdomain | None = None
-    size: Quantity | None = None
+    type: Literal["directory"] = Field(
+        description="directory: checkpoints in a ReadWriteMany shared file system, from one of claimName, "
+        "nfs or storageClass."
+    )
+    container_path: ContainerPath = Field(
+        DEFAULT_CONTAINER_PATH,
+        description="directory: where the share is mounted in every task pod, the checkpoint GC pod and "
+        "(read-only) the master; an absolute path outside /etc, /proc, /sys, /dev, /run and the system "
+        "directories. Default /determined/checkpoints.",
+    )
+    claim_name: DnsSubdomain | None = Field(
+        None,
+        description="directory: an existing ReadWriteMany claim; one of that name must exist in the master's "
+        "namespace and every pool's namespace, bound to the same share.",
+    )
+    nfs: NfsShare | None = Field(
+        None,
+        description="directory: an NFS export {server, path, mountOptions}; the stack binds it with a "
+        "PersistentVolume and the claim determined-checkpoints in every namespace tasks run in.",
+    )
+    storage_class: DnsSubdomain | None = Field(
+        None,
+        description="directory: a ReadWriteMany StorageClass the claim determined-checkpoints is provisioned "
+        "with; valid only when every task namespace is the master's, and not on eks.",
+    )
+    size: Quantity | None = Field(
+        None,
+        description="directory, with nfs or storageClass: the volume's capacity (informational for NFS), a "
+        "Kubernetes quantity; default 1Ti.",
+    )
 
     @model_validator(mode="after")
     def _one_source(self) -> DirectoryStorage:

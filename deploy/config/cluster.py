@@ -86,20 +86,36 @@ AwsTags = Annotated[dict[str, str], AfterValidator(each_entry(_aws_tag)), AfterV
 
 class ClusterConfig(ConfigModel):
     # Cloud resource names are derived from it (GKE allows 40 characters).
-    name: DnsLabel = Field(max_length=40)
-    kubernetes_version: KubernetesMinor | None = None
+    name: DnsLabel = Field(
+        max_length=40,
+        description="The cluster's name, required: a DNS label of at most 40 characters, also the "
+        "master's `cluster_name`; on gke/eks the cloud cluster's name and the prefix of its cloud resources.",
+    )
+    kubernetes_version: KubernetesMinor | None = Field(
+        None,
+        description="The Kubernetes minor version, `1.N` (e.g. `1.35`). gke: the control plane's minimum "
+        "version, a minor GKE still creates (default: the release channel's); eks: the cluster's version, "
+        "one EKS offers (default: the newest for a new cluster; an unpinned cluster keeps its own).",
+    )
 
 
 class ExistingCluster(ClusterConfig):
     """A cluster made elsewhere, reached through a kubeconfig."""
 
-    kubeconfig: NonEmpty | None = None
-    context: NonEmpty | None = None
+    kubeconfig: NonEmpty | None = Field(
+        None, description="Existing clusters only: path to the kubeconfig (default: the default kubeconfig)."
+    )
+    context: NonEmpty | None = Field(
+        None, description="Existing clusters only: the kube context to use (default: `kubernetes:context`)."
+    )
 
 
 class CloudCluster(ClusterConfig):
-    region: NonEmpty
-    zones: list[NonEmpty] = Field(default_factory=list)
+    region: NonEmpty = Field(description="gke/eks, required: the region the cluster and its resources go in.")
+    zones: list[NonEmpty] = Field(
+        default_factory=list,
+        description="gke/eks: zones of `region` for the cluster (default: the cloud's choice).",
+    )
 
 
 # Region and zone names as the clouds spell them; they reach provider settings, resource
@@ -177,17 +193,42 @@ SubnetworkName = Annotated[
 class GkeNetwork(ConfigModel):
     """The cluster's VPC: created (CIDRs below) or an existing one named here."""
 
-    # Existing network and subnetwork (both, or neither: then they are created).
-    name: NetworkName | None = None
-    subnetwork: SubnetworkName | None = None
-    # Secondary ranges of the existing subnetwork for pods and services (optional: GKE
-    # adds ranges of its own when absent).
-    pods_range: GceName | None = None
-    services_range: GceName | None = None
-    # Ranges of a created network.
-    nodes_cidr: Cidr = "10.10.0.0/20"
-    pods_cidr: Cidr = "10.32.0.0/14"
-    services_cidr: Cidr = "10.36.0.0/20"
+    name: NetworkName | None = Field(
+        None,
+        description="An existing network to use, by name or path (`projects/<p>/global/networks/<n>`), "
+        "together with `subnetwork`. Absent: `<cluster.name>-net` is created.",
+    )
+    subnetwork: SubnetworkName | None = Field(
+        None,
+        description="The existing network's subnetwork for the nodes, by name or path "
+        "(`projects/<p>/regions/<r>/subnetworks/<n>`), together with `name`. Absent: `<cluster.name>-nodes` "
+        "is created.",
+    )
+    pods_range: GceName | None = Field(
+        None,
+        description="Existing network only: the subnetwork's secondary range for pods, together with "
+        "`servicesRange` (absent: GKE adds its own).",
+    )
+    services_range: GceName | None = Field(
+        None,
+        description="Existing network only: the subnetwork's secondary range for services, together with "
+        "`podsRange` (absent: GKE adds its own).",
+    )
+    nodes_cidr: Cidr = Field(
+        "10.10.0.0/20",
+        description="Created network only: the nodes' CIDR range; must not overlap `podsCidr` or "
+        "`servicesCidr`.",
+    )
+    pods_cidr: Cidr = Field(
+        "10.32.0.0/14",
+        description="Created network only: the pods' CIDR range (a secondary range); must not overlap the "
+        "other two.",
+    )
+    services_cidr: Cidr = Field(
+        "10.36.0.0/20",
+        description="Created network only: the services' CIDR range (a secondary range); must not overlap "
+        "the other two.",
+    )
 
     @property
     def existing(self) -> bool:
@@ -215,31 +256,66 @@ def _authorized_networks(cidrs: list[str]) -> list[str]:
 
 
 class GkeCluster(CloudCluster):
-    region: GcpRegion
-    zones: list[GcpZone] = Field(default_factory=list)
-    project: GcpProject | None = None  # falls back to gcp:project
-    release_channel: Literal["RAPID", "REGULAR", "STABLE", "EXTENDED"] = "REGULAR"
-    network: GkeNetwork = Field(default_factory=GkeNetwork)
-    # Nodes without public IPs (outbound through Cloud NAT).
-    private_nodes: Flag = False
-    # Who may reach the control plane (empty: any address, with Google authentication).
-    authorized_networks: Annotated[list[Cidr], AfterValidator(_authorized_networks)] = Field(
-        default_factory=list
+    region: GcpRegion = Field(
+        description="Required: the Google Cloud region of the regional cluster (e.g. `us-central1`)."
     )
-    # Labels on the cluster, bucket and database.
-    tags: GcpLabels = Field(default_factory=dict)
+    zones: list[GcpZone] = Field(
+        default_factory=list,
+        description="Zones of `region` for the nodes (e.g. `us-central1-a`; default: three of the region, "
+        "GKE's choice).",
+    )
+    project: GcpProject | None = Field(
+        None,
+        description="The Google Cloud project ID; wins over `gcp:project`, and one of the two is required.",
+    )
+    release_channel: Literal["RAPID", "REGULAR", "STABLE", "EXTENDED"] = Field(
+        "REGULAR",
+        description="The GKE release channel: `RAPID`, `REGULAR` (default), `STABLE` or `EXTENDED`.",
+    )
+    network: GkeNetwork = Field(
+        default_factory=GkeNetwork,
+        description="The cluster's VPC: an existing network named here, or (default) one created from "
+        "its CIDRs.",
+    )
+    private_nodes: Flag = Field(
+        False,
+        description="Nodes without public IPs (default: off). A created network gets Cloud Router and Cloud "
+        "NAT (an existing network's owner provides NAT); the control plane keeps its public endpoint.",
+    )
+    authorized_networks: Annotated[list[Cidr], AfterValidator(_authorized_networks)] = Field(
+        default_factory=list,
+        description="CIDRs that may reach the control plane, at most 50; include the address `pulumi up` "
+        "runs from. Empty (default): any address, with Google authentication.",
+    )
+    tags: GcpLabels = Field(
+        default_factory=dict,
+        description="Google Cloud labels on the cluster, nodes, bucket and Cloud SQL (keys: lower-case "
+        "letters, digits, `_`, `-`, starting with a letter; values may be empty; at most 63 characters).",
+    )
 
 
 class EksVpc(ConfigModel):
     """The cluster's VPC: created (`cidr`) or an existing one with its subnets."""
 
     id: Annotated[str, AfterValidator(pattern_check(r"vpc-[0-9a-f]{8,17}", "a VPC ID (vpc-...)"))] | None = (
-        None
+        Field(
+            None,
+            description="An existing VPC (`vpc-...`), with `privateSubnetIds`. Absent: a VPC is created.",
+        )
     )
     # Nodes and the database; at least two zones. (Load balancers find their subnets by
     # the kubernetes.io/role/elb tags the VPC's owner puts on them.)
-    private_subnet_ids: list[SubnetId] = Field(default_factory=list)
-    cidr: Cidr = "10.0.0.0/16"
+    private_subnet_ids: list[SubnetId] = Field(
+        default_factory=list,
+        description="The existing VPC's private subnets (`subnet-...`) for the nodes and RDS, at least two "
+        "in two zones; load balancers find subnets by the `kubernetes.io/role/elb` / `internal-elb` tags the "
+        "VPC's owner sets.",
+    )
+    cidr: Cidr = Field(
+        "10.0.0.0/16",
+        description="Created VPC only: its range; a private /19 and a public /22 per zone are carved "
+        "from it.",
+    )
 
     @property
     def existing(self) -> bool:
@@ -249,17 +325,44 @@ class EksVpc(ConfigModel):
 class EksEndpoint(ConfigModel):
     """Who reaches the Kubernetes API: from inside the VPC, and from the CIDRs listed."""
 
-    private_access: Flag = True
-    public_access: Flag = True
-    # Empty: any address (refused in prod).
-    public_access_cidrs: list[Cidr] = Field(default_factory=list)
+    private_access: Flag = Field(
+        True, description="The Kubernetes API reachable from inside the VPC (default: on); not both off."
+    )
+    public_access: Flag = Field(
+        True, description="The Kubernetes API reachable from the internet (default: on); not both off."
+    )
+    public_access_cidrs: list[Cidr] = Field(
+        default_factory=list,
+        description="With `publicAccess`: CIDRs that may reach the public endpoint; include the address "
+        "`pulumi up` runs from. Empty (default): any address, as `0.0.0.0/0` (a mandatory policy violation "
+        "in prod).",
+    )
 
 
 class EksCluster(CloudCluster):
-    region: AwsRegion
-    zones: list[AwsZone] = Field(default_factory=list)
-    vpc: EksVpc = Field(default_factory=EksVpc)
-    endpoint: EksEndpoint = Field(default_factory=EksEndpoint)
-    # IAM roles or users given cluster-admin access entries (besides the deploying identity).
-    admin_arns: list[IamPrincipalArn] = Field(default_factory=list)
-    tags: AwsTags = Field(default_factory=dict)
+    region: AwsRegion = Field(
+        description="Required: the AWS region of every resource (e.g. `us-east-1`; `aws:region` is not "
+        "read), in the `aws` partition."
+    )
+    zones: list[AwsZone] = Field(
+        default_factory=list,
+        description="The created VPC's availability zones, at least two (prod: three; default: the "
+        "region's first two, prod three, available zones).",
+    )
+    vpc: EksVpc = Field(
+        default_factory=EksVpc, description="The cluster's VPC: created (default) or an existing one."
+    )
+    endpoint: EksEndpoint = Field(
+        default_factory=EksEndpoint,
+        description="Who reaches the Kubernetes API: from inside the VPC, the internet.",
+    )
+    admin_arns: list[IamPrincipalArn] = Field(
+        default_factory=list,
+        description="IAM role or user ARNs (`arn:aws:iam::<account>:role/<name>`) given cluster-admin access "
+        "entries, besides the deploying identity.",
+    )
+    tags: AwsTags = Field(
+        default_factory=dict,
+        description="AWS tags (values may be empty) on the cluster, node groups, bucket, RDS instance and "
+        "its subnet and security groups.",
+    )

@@ -241,12 +241,50 @@ class BackupSettings(ConfigModel):
     `clientImage`, `rcloneImage`: mirrors of the PostgreSQL client and rclone images (pinned).
     """
 
-    schedule: CronSchedule | None = DEFAULT_BACKUP_SCHEDULE
-    keep_days: whole_number(1, 3650) = DEFAULT_KEEP_DAYS
-    before_upgrade: Flag = True
-    storage_size: Quantity = DEFAULT_BACKUP_STORAGE
-    client_image: ImageReference | None = None
-    rclone_image: ImageReference | None = None
+    schedule: CronSchedule | None = Field(
+        DEFAULT_BACKUP_SCHEDULE,
+        description=(
+            "When scheduled dumps run: a cron schedule of five fields (minute hour day-of-month month "
+            "day-of-week) in UTC, or a macro such as @daily; default '0 3 * * *' (03:00 UTC daily). null: no "
+            "scheduled dumps (refused in prod for inCluster, whose dumps are its only backups)."
+        ),
+    )
+    keep_days: whole_number(1, 3650) = Field(
+        DEFAULT_KEEP_DAYS,
+        description=(
+            "Days dumps are kept, 1-3650 (default 14): each scheduled run deletes older dumps, upgrade "
+            "dumps included, never the one it just stored."
+        ),
+    )
+    before_upgrade: Flag = Field(
+        True,
+        description=(
+            "Whether a changed master version first runs a dump Job to completion, before the master "
+            "migrates the schema (default true, in every mode; false is refused in prod)."
+        ),
+    )
+    storage_size: Quantity = Field(
+        DEFAULT_BACKUP_STORAGE,
+        description=(
+            "Size of the backups claim determined-db-backups (default 50Gi); only with sharedFs or directory "
+            "checkpoint storage, where dumps go to a volume instead of the checkpoint bucket or container."
+        ),
+    )
+    client_image: ImageReference | None = Field(
+        None,
+        description=(
+            "A mirror of the PostgreSQL client image the dump and restore Jobs run (pinned: tag or digest); "
+            "default the server's PostgreSQL image. For inCluster and managed servers its tag must name "
+            "the server's major version or a newer one (pg_dump refuses a server newer than itself)."
+        ),
+    )
+    rclone_image: ImageReference | None = Field(
+        None,
+        description=(
+            "A mirror of the rclone image that moves dumps to and from the checkpoint store (pinned: tag "
+            f"or digest); default {versions.RCLONE_IMAGE.split('@', 1)[0]}, pinned by digest."
+        ),
+    )
 
 
 class ServerBackupSettings(BackupSettings):
@@ -256,14 +294,27 @@ class ServerBackupSettings(BackupSettings):
     by whoever runs it). A schedule adds portable dumps next to them; the dump before an
     upgrade runs in every mode."""
 
-    schedule: CronSchedule | None = None
+    schedule: CronSchedule | None = Field(
+        None,
+        description=(
+            "When scheduled dumps run: a cron schedule of five fields in UTC, or a macro such as @daily; "
+            "default none, since external and managed servers keep their own backups. Set one to have dumps "
+            "in the checkpoint store too."
+        ),
+    )
 
 
 class RestoreSettings(ConfigModel):
     """While set, a Job loads this dump into the database (replacing what it holds, in one
     transaction) and the master is kept at 0 replicas; remove the key to start the master."""
 
-    backup: DumpName
+    backup: DumpName = Field(
+        description=(
+            "The file name of the dump to load (e.g. determined-20261122T030000Z.dump, no directory): while "
+            "set, the master is kept at 0 replicas and a Job replaces the database's contents with the dump "
+            "in one transaction; remove the key to start the master."
+        )
+    )
 
 
 # Helm refuses a release name over 53 characters ("maxReleaseNameLen = 53", helm/helm
@@ -287,15 +338,42 @@ class FromHelmChart(ConfigModel):
     the dump into this stack's (empty) database, before the master first starts. The chart's
     database Deployment must be scaled to 0 first (its claim is ReadWriteOnce)."""
 
-    namespace: DnsLabel = "default"
-    release_name: Annotated[DnsLabel, AfterValidator(_release_name)] = "determined"
+    namespace: DnsLabel = Field(
+        "default",
+        description="The namespace the chart is installed in (default default); not this stack's namespace.",
+    )
+    release_name: Annotated[DnsLabel, AfterValidator(_release_name)] = Field(
+        "determined",
+        description=(
+            "The chart's Helm release name (default determined, at most 53 characters), which names its "
+            "database claim, Deployment and Service."
+        ),
+    )
     # Default determined-db-pvc-<releaseName> (the chart's db.claimSuffix changes it).
-    claim_name: DnsSubdomain | None = None
+    claim_name: DnsSubdomain | None = Field(
+        None,
+        description=(
+            "The chart's database claim; default determined-db-pvc-<releaseName>. Set it when the chart's "
+            "db.claimSuffix renamed the claim."
+        ),
+    )
     # The chart's db.name and db.user (the server's superuser).
-    database: PgName = "determined"
-    user: PgName = "postgres"
+    database: PgName = Field(
+        "determined", description="The chart's database name (its db.name; default determined)."
+    )
+    user: PgName = Field(
+        "postgres",
+        description="The chart's database user, the server's superuser (its db.user; default postgres).",
+    )
     # A mirror of the temporary server's image; its major version must be the chart's data's.
-    image: ImageReference | None = None
+    image: ImageReference | None = Field(
+        None,
+        description=(
+            "A mirror of the image of the temporary PostgreSQL server that reads the chart's data (default "
+            f"{versions.HELM_CHART_POSTGRES_IMAGE}); its tag must name the data's major version, "
+            f"{HELM_CHART_POSTGRES_MAJOR}."
+        ),
+    )
 
     @field_validator("image")
     @classmethod
@@ -332,9 +410,27 @@ def _refuse(*problems: tuple[str | tuple[str, ...], str]) -> ValidationError:
 class DatabaseBase(ConfigModel):
     """What every mode shares: backups, a restore, the Helm chart's data."""
 
-    backup: BackupSettings = Field(default_factory=BackupSettings)
-    restore: RestoreSettings | None = None
-    from_helm_chart: FromHelmChart | None = None
+    backup: BackupSettings = Field(
+        default_factory=BackupSettings,
+        description=(
+            "Dumps of the database in the checkpoint store: daily for inCluster by default, and one before "
+            "each new master version in every mode."
+        ),
+    )
+    restore: RestoreSettings | None = Field(
+        None,
+        description=(
+            "A dump to load into the database, replacing what it holds; absent: no restore. Not together "
+            "with fromHelmChart."
+        ),
+    )
+    from_helm_chart: FromHelmChart | None = Field(
+        None,
+        description=(
+            "Copy the records of a Determined Helm chart install into this stack's empty database, before "
+            "the master first starts; absent: nothing is copied. Not together with restore."
+        ),
+    )
 
     @model_validator(mode="after")
     def _one_source(self) -> DatabaseBase:
@@ -358,17 +454,59 @@ class DatabaseBase(ConfigModel):
 class InClusterDatabase(DatabaseBase):
     """PostgreSQL in the cluster, on a volume kept across destroy; dumped daily by default."""
 
-    mode: Literal["inCluster"]
-    storage_size: Quantity = "30Gi"
-    storage_class: DnsSubdomain | None = None
+    mode: Literal["inCluster"] = Field(
+        description=(
+            "inCluster (the default mode): PostgreSQL runs in the cluster, on a volume kept across destroy, "
+            "dumped daily by default."
+        )
+    )
+    storage_size: Quantity = Field(
+        "30Gi", description="inCluster: size of the database volume (default 30Gi)."
+    )
+    storage_class: DnsSubdomain | None = Field(
+        None,
+        description=(
+            "inCluster: the StorageClass of the database volume; default the cluster's default class (on gke "
+            "and eks the stack's determined-db, created with reclaimPolicy Retain, or Delete with "
+            "allowDataDeletion)."
+        ),
+    )
     # To reattach a kept volume with the password it was created with.
-    password: Secret | None = None
+    password: Secret | None = Field(
+        None,
+        description=(
+            "inCluster: the database password (secret), to reattach a kept volume with the password it was "
+            "created with; default generated."
+        ),
+    )
     # A mirror of the pinned PostgreSQL image (same major version: the data directory is
     # only readable by it).
-    image: ImageReference | None = None
-    resources: Resources | None = None  # default: defaults.DB_RESOURCES
+    image: ImageReference | None = Field(
+        None,
+        description=(
+            "inCluster: a mirror of the pinned PostgreSQL image (default "
+            f"{versions.POSTGRES_IMAGE.split('@', 1)[0]}, pinned by digest), with a tag naming major version "
+            f"{POSTGRES_MAJOR}: the data directory is only readable by that major, so another major, or a "
+            "tag naming none, is refused."
+        ),
+    )
+    resources: Resources | None = Field(  # default: defaults.DB_RESOURCES
+        None,
+        description=(
+            "inCluster: the database container's {requests, limits}, like master.resources; default requests "
+            "500m CPU and 1Gi memory, limit 2Gi memory."
+        ),
+    )
     # postgres -c settings, over the defaults (max_connections 96, shared_buffers 512MB).
-    parameters: dict[_SettingName, _SettingValue] = Field(default_factory=dict)
+    parameters: dict[_SettingName, _SettingValue] = Field(
+        default_factory=dict,
+        description=(
+            "inCluster: PostgreSQL settings passed as -c name=value over the defaults (max_connections 96, "
+            f"shared_buffers 512MB), checked as PostgreSQL {POSTGRES_MAJOR} reads them; data_directory, "
+            "port, listen_addresses, hba_file and config_file are refused (the volume and Service depend on "
+            "them)."
+        ),
+    )
 
     @field_validator("image")
     @classmethod
@@ -437,16 +575,40 @@ class InClusterDatabase(DatabaseBase):
 class ExternalDatabase(DatabaseBase):
     """A PostgreSQL server run elsewhere (whoever runs it keeps its backups)."""
 
-    mode: Literal["external"]
-    backup: ServerBackupSettings = Field(default_factory=ServerBackupSettings)
-    host: Host
-    port: whole_number(1, 65535) = defaults.DB_PORT
+    mode: Literal["external"] = Field(
+        description="external: a PostgreSQL server run elsewhere; whoever runs it keeps its backups."
+    )
+    backup: ServerBackupSettings = Field(
+        default_factory=ServerBackupSettings,
+        description=(
+            "Dumps of the database in the checkpoint store: no scheduled dumps by default (the server keeps "
+            "its own backups), a dump before each new master version."
+        ),
+    )
+    host: Host = Field(description="external: the server's host name or IP address (required).")
+    port: whole_number(1, 65535) = Field(
+        defaults.DB_PORT, description="external: the server's port, 1-65535 (default 5432)."
+    )
     # One line (NonEmpty refuses control characters: "determined\n" is another role).
-    name: NonEmpty = defaults.DB_DATABASE
-    user: NonEmpty
-    password: Secret
-    ssl_mode: SslMode | None = None
-    ssl_root_cert: MultilineText | None = None  # PEM
+    name: NonEmpty = Field(
+        defaults.DB_DATABASE, description="external: the database name (default determined)."
+    )
+    user: NonEmpty = Field(description="external: the role the master connects as (required).")
+    password: Secret = Field(description="external: the role's password (secret; required).")
+    ssl_mode: SslMode | None = Field(
+        None,
+        description=(
+            "external: the connection's SSL mode, one of disable, allow, prefer, require, verify-ca, "
+            "verify-full; absent: not set."
+        ),
+    )
+    ssl_root_cert: MultilineText | None = Field(  # PEM
+        None,
+        description=(
+            "external: the CA certificate (PEM text, no private key) the server's certificate is checked "
+            "against; required for sslMode verify-ca and verify-full."
+        ),
+    )
 
     @field_validator("ssl_root_cert")
     @classmethod
@@ -463,8 +625,19 @@ class ManagedDatabase(DatabaseBase):
     """Cloud SQL (gke) or RDS (eks), created by the stack, reached on a private address;
     backed up by the cloud (daily, point-in-time recovery in prod)."""
 
-    mode: Literal["managed"]
-    backup: ServerBackupSettings = Field(default_factory=ServerBackupSettings)
+    mode: Literal["managed"] = Field(
+        description=(
+            "managed (gke and eks only): Cloud SQL (gke) or RDS (eks), created by the stack, reached on a "
+            "private address and backed up by the cloud."
+        )
+    )
+    backup: ServerBackupSettings = Field(
+        default_factory=ServerBackupSettings,
+        description=(
+            "Dumps of the database in the checkpoint store, besides the cloud's backups: no scheduled dumps "
+            "by default, a dump before each new master version."
+        ),
+    )
     # Cloud SQL tier (db-custom-2-8192) or RDS instance class (db.m6g.large); Cloud SQL's
     # Enterprise Plus tiers hold a capital (db-perf-optimized-N-8), and are refused by name on
     # GKE (cloud_sql_tier_problem).
@@ -477,10 +650,24 @@ class ManagedDatabase(DatabaseBase):
                 64,
             )
         ),
-    ]
-    storage_size_gb: whole_number(10, 65536) = 20
+    ] = Field(
+        description=(
+            "managed (required): on gke a Cloud SQL tier of the Enterprise edition (e.g. db-custom-2-8192), "
+            "on eks an RDS instance class (e.g. db.m7g.large)."
+        )
+    )
+    storage_size_gb: whole_number(10, 65536) = Field(
+        20,
+        description=(
+            "managed: disk size in GB, 10-65536 (default 20); gke: the initial size, which grows "
+            "automatically; eks: RDS allocated storage, which storage autoscaling grows up to 4 times this."
+        ),
+    )
     # A standby in a second zone; default: on in prod, off in dev.
-    high_availability: Flag | None = None
+    high_availability: Flag | None = Field(
+        None,
+        description="managed: a standby in a second zone (eks: Multi-AZ); default on in prod, off in dev.",
+    )
 
 
 # Cloud SQL for PostgreSQL tiers in the ENTERPRISE edition the stack creates (deploy/platform/

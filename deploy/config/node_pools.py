@@ -36,9 +36,16 @@ _NODE_POOL_EFFECTS = {
 
 
 class Taint(ConfigModel):
-    key: LabelKey
-    value: str = ""
-    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+    key: LabelKey = Field(description="The taint's key, a valid Kubernetes label key.")
+    value: str = Field(
+        "",
+        description="The taint's value, a valid label value; gke/eks: required; existing clusters: may be "
+        "left empty (the default).",
+    )
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = Field(
+        description="What the taint does to pods that do not tolerate it: `NoSchedule`, "
+        "`PreferNoSchedule` or `NoExecute`."
+    )
 
     @field_validator("value")
     @classmethod
@@ -66,12 +73,20 @@ GPU_TAINT = Taint(key="nvidia.com/gpu", value="present", effect="NoSchedule")
 
 
 class GpuConfig(ConfigModel):
-    type: NonEmpty | None = None
-    count: whole_number(1, MAX_GPUS_PER_NODE)
+    type: NonEmpty | None = Field(
+        None,
+        description="The nodes' GPU (e.g. `nvidia-l4`, or its usual name such as `l4`); optional on "
+        "existing clusters.",
+    )
+    count: whole_number(1, MAX_GPUS_PER_NODE) = Field(description="GPUs per node, 1-16; required.")
 
 
 class CloudGpuConfig(GpuConfig):
-    type: NonEmpty  # the accelerator to attach or the instance type's GPU
+    type: NonEmpty = Field(
+        description="Required: gke, the accelerator type to attach (e.g. `nvidia-l4`); eks, the instance "
+        "type's GPU (e.g. `nvidia-l4` on `g6`). The usual name (`t4`, `a100`, `l4`, `h100`, ...) is read as "
+        "the accelerator the machine type carries or, on GKE N1, attaches."
+    )
 
 
 # The short names users write for NVIDIA GPUs (NVIDIA's product names, with the memory size
@@ -120,11 +135,25 @@ def offered_accelerators(machine_type: str) -> tuple[str, ...]:
 
 
 class NodePool(ConfigModel):
-    name: DnsLabel
-    machine_type: NonEmpty | None = None
-    gpu: GpuConfig | None = None
-    labels: Labels = Field(default_factory=dict)
-    taints: list[Taint] = Field(default_factory=list)
+    name: DnsLabel = Field(description="The pool's name, required: a DNS label, unique among the pools.")
+    machine_type: NonEmpty | None = Field(
+        None,
+        description="The nodes' machine type (GKE machine type or EC2 instance type); descriptive on "
+        "existing clusters.",
+    )
+    gpu: GpuConfig | None = Field(
+        None,
+        description="The GPUs of each node, `{type, count}` (default: a CPU pool). GPU pools are tainted "
+        "`nvidia.com/gpu=present:NoSchedule`.",
+    )
+    labels: Labels = Field(
+        default_factory=dict, description="Extra node labels (valid label keys and values; default: none)."
+    )
+    taints: list[Taint] = Field(
+        default_factory=list,
+        description="Extra taints, `[{key, value, effect}]` (default: none); at least one pool must be "
+        "untainted, for system pods.",
+    )
 
     @field_validator("taints")
     @classmethod
@@ -164,7 +193,11 @@ class NodePool(ConfigModel):
 class ExistingNodePool(NodePool):
     """A pool of an existing cluster: its nodes are found by labels they already carry."""
 
-    node_selector: Labels = Field(default_factory=dict)
+    node_selector: Labels = Field(
+        default_factory=dict,
+        description="Existing clusters only: labels the pool's nodes already carry; required for pools "
+        "used by resource pools (default: falls back to `labels`).",
+    )
 
     @property
     def selector(self) -> dict[str, str]:
@@ -184,11 +217,29 @@ class CloudNodePool(NodePool):
             )
         return labels
 
-    machine_type: NonEmpty
-    gpu: CloudGpuConfig | None = None
-    min_nodes: whole_number(0, MAX_NODES_PER_POOL) = 0
-    max_nodes: whole_number(1, MAX_NODES_PER_POOL) = 1
-    spot: Flag = False
+    machine_type: NonEmpty = Field(
+        description="Required: the GKE machine type or EC2 instance type of the pool's nodes; it must be "
+        "able to carry the pool's GPU."
+    )
+    gpu: CloudGpuConfig | None = Field(
+        None,
+        description="The GPUs of each node, `{type, count}`, both required (default: a CPU pool). GPU pools "
+        "are tainted `nvidia.com/gpu=present:NoSchedule`.",
+    )
+    min_nodes: whole_number(0, MAX_NODES_PER_POOL) = Field(
+        0,
+        description="The fewest nodes, at most `maxNodes` (default 0). gke: the autoscaler's lower bound "
+        "over all the pool's zones; eks: the node group's minimum size, and the first untainted on-demand "
+        "CPU group's defaults to 1 (prod: 2, at most `maxNodes`).",
+    )
+    max_nodes: whole_number(1, MAX_NODES_PER_POOL) = Field(
+        1,
+        description="The most nodes, 1-1000 (default 1). gke: the autoscaler's upper bound over all the "
+        "pool's zones; eks: the node group's maximum size.",
+    )
+    spot: Flag = Field(
+        False, description="Spot capacity (default: off; eks: `SPOT` capacity, else `ON_DEMAND`)."
+    )
 
     @field_validator("gpu")
     @classmethod
@@ -215,16 +266,28 @@ class CloudNodePool(NodePool):
 class GpuSharing(ConfigModel):
     """Several containers on one GPU (GKE time-sharing or NVIDIA MPS)."""
 
-    strategy: Literal["TIME_SHARING", "MPS"]
-    max_shared_clients_per_gpu: whole_number(2, 48)
+    strategy: Literal["TIME_SHARING", "MPS"] = Field(
+        description="Required: how containers share a GPU, `TIME_SHARING` or `MPS`."
+    )
+    max_shared_clients_per_gpu: whole_number(2, 48) = Field(description="Required: containers per GPU, 2-48.")
 
 
 class GkeGpuConfig(CloudGpuConfig):
-    # GKE-managed drivers: DEFAULT (the version GKE tests with the node version) or LATEST.
-    driver_version: Literal["DEFAULT", "LATEST"] = "DEFAULT"
-    # MIG partition of each GPU (A100/H100/H200/B200), e.g. 1g.10gb.
-    partition_size: NonEmpty | None = None
-    sharing: GpuSharing | None = None
+    driver_version: Literal["DEFAULT", "LATEST"] = Field(
+        "DEFAULT",
+        description="GKE-managed drivers: `DEFAULT` (the version GKE tests with the node version) or "
+        "`LATEST`.",
+    )
+    partition_size: NonEmpty | None = Field(
+        None,
+        description="GKE-managed drivers: a MIG partition size the GPU offers (e.g. `1g.10gb` on "
+        "`nvidia-h100-80gb`), on A100, H100, H200, B200, GB200 and RTX PRO 6000 GPUs (default: none).",
+    )
+    sharing: GpuSharing | None = Field(
+        None,
+        description="GKE-managed drivers: several containers on one GPU, "
+        "`{strategy, maxSharedClientsPerGpu}` (default: none).",
+    )
 
 
 # The taint GKE puts on Arm nodes (deploy/config/gke_machines.py ARM_FAMILIES, with sources).
@@ -241,16 +304,34 @@ def _reserved_node_labels(cloud: str):
 class GkeNodePool(CloudNodePool):
     _reserved_labels = _reserved_node_labels("gke")
 
-    gpu: GkeGpuConfig | None = None
-    image_type: Literal["COS_CONTAINERD", "UBUNTU_CONTAINERD"] = "COS_CONTAINERD"
-    disk_size_gb: whole_number(10, 65536) = 100
+    gpu: GkeGpuConfig | None = Field(
+        None,
+        description="The GPUs of each node, `{type, count}`, both required, with GKE's driver, MIG and "
+        "sharing settings (default: a CPU pool). GPU pools are tainted `nvidia.com/gpu=present:NoSchedule`.",
+    )
+    image_type: Literal["COS_CONTAINERD", "UBUNTU_CONTAINERD"] = Field(
+        "COS_CONTAINERD",
+        description="The node image: `COS_CONTAINERD` (default) or `UBUNTU_CONTAINERD` (one for every GPU "
+        "pool with the GPU operator).",
+    )
+    disk_size_gb: whole_number(10, 65536) = Field(
+        100, description="The nodes' boot disk size in GB, 10-65536 (default 100)."
+    )
     # Default: pd-balanced, or hyperdisk-balanced for series that cannot use it (the boot
     # disk types per series: deploy/config/gke_machines.py).
-    disk_type: Literal["pd-balanced", "pd-ssd", "pd-standard", "hyperdisk-balanced"] | None = None
-    # Where the pool's nodes go (node locations), zones of cluster.region. Default: GPU
-    # pools, the zones that offer their GPU (deploy/config/gke_gpu_zones.py); CPU pools,
-    # cluster.zones.
-    zones: list[GcpZone] | None = None
+    disk_type: Literal["pd-balanced", "pd-ssd", "pd-standard", "hyperdisk-balanced"] | None = Field(
+        None,
+        description="The nodes' boot disk type, one the machine series can boot from: `pd-balanced`, "
+        "`pd-ssd`, `pd-standard`, `hyperdisk-balanced` (default: `pd-balanced`, or `hyperdisk-balanced` on "
+        "series without Persistent Disk).",
+    )
+    # Default: GPU pools, the zones that offer their GPU (deploy/config/gke_gpu_zones.py).
+    zones: list[GcpZone] | None = Field(
+        None,
+        description="Where the pool's nodes go (node locations): zones of `cluster.region`, and of "
+        "`cluster.zones` when given. Default: GPU pools, the zones that offer their GPU; CPU pools, "
+        "`cluster.zones`.",
+    )
 
     @property
     def arm(self) -> bool:
@@ -269,8 +350,12 @@ class EksNodePool(CloudNodePool):
     _reserved_labels = _reserved_node_labels("eks")
 
     # `machineType` is the EC2 instance type (p4d.24xlarge).
-    disk_size_gb: whole_number(20, 16384) = 100
-    # Availability zones of cluster.region the group's nodes go to (the private subnets
-    # there). Default: every zone of the VPC where the instance type is offered (EC2's
-    # instance type offerings, read when the group is created).
-    zones: list[AwsZone] | None = None
+    disk_size_gb: whole_number(20, 16384) = Field(
+        100, description="The nodes' root volume size in GB, 20-16384 (default 100)."
+    )
+    # EC2's instance type offerings are read when the group is created.
+    zones: list[AwsZone] | None = Field(
+        None,
+        description="Availability zones of `cluster.region` the group's nodes go to (the private subnets "
+        "there). Default: every zone of the VPC where the instance type is offered.",
+    )

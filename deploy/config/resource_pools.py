@@ -113,17 +113,41 @@ QUOTA_LIMITED = ("cpu", "memory")
 class QuotaLimits(ConfigModel):
     """Caps on what the namespace's pods may set as limits (limits.cpu, limits.memory)."""
 
-    cpu: Quantity | None = None
-    memory: Quantity | None = None
+    cpu: Quantity | None = Field(
+        None,
+        description="The cap on the sum of the namespace's CPU limits (limits.cpu), a Kubernetes quantity no "
+        "lower than the quota's cpu; default: uncapped.",
+    )
+    memory: Quantity | None = Field(
+        None,
+        description="The cap on the sum of the namespace's memory limits (limits.memory), a Kubernetes "
+        "quantity no lower than the quota's memory; default: uncapped.",
+    )
 
 
 class QuotaConfig(ConfigModel):
     """Caps on what the pool's tasks may request in their namespace (a ResourceQuota)."""
 
-    gpu: whole_number(0) | None = None
-    cpu: Quantity | None = None
-    memory: Quantity | None = None
-    limits: QuotaLimits | None = None
+    gpu: whole_number(0) | None = Field(
+        None,
+        description="The cap on the GPUs (nvidia.com/gpu) the namespace's pods may request, a whole number; "
+        "default: uncapped.",
+    )
+    cpu: Quantity | None = Field(
+        None,
+        description="The cap on the sum of the namespace's CPU requests (requests.cpu), a Kubernetes "
+        "quantity; default: uncapped.",
+    )
+    memory: Quantity | None = Field(
+        None,
+        description="The cap on the sum of the namespace's memory requests (requests.memory), a Kubernetes "
+        "quantity; default: uncapped.",
+    )
+    limits: QuotaLimits | None = Field(
+        None,
+        description="{cpu, memory}: caps on the sums of the namespace's limits, each no lower than the "
+        "matching request cap; default: none.",
+    )
 
     @model_validator(mode="after")
     def _limits_hold_requests(self) -> QuotaConfig:
@@ -165,14 +189,35 @@ WorkspaceName = Annotated[str, Field(min_length=1, max_length=80), AfterValidato
 
 class ResourcePoolConfig(ConfigModel):
     # Determined pool names: shown in the CLI and web UI, used in experiment configs.
-    name: PoolName
-    node_pool: NonEmpty
-    namespace: DnsLabel | None = None
-    description: Text = ""
-    pod_spec: dict[str, Any] = Field(default_factory=dict)
-    quota: QuotaConfig | None = None
+    name: PoolName = Field(
+        description="Required: the Determined pool name (letters, digits, '_', '.' and '-', at most 63 "
+        "characters), unique; shown in the CLI and web UI, used in experiment configs."
+    )
+    node_pool: NonEmpty = Field(
+        description="Required: the name of the node pool the pool's tasks are pinned to."
+    )
+    namespace: DnsLabel | None = Field(
+        None,
+        description="The namespace the pool's tasks run in, a DNS label, not the master's, default or "
+        "kube-*; default det-<name>, which must not collide with another pool's.",
+    )
+    description: Text = Field("", description="A description of the pool shown by Determined; default empty.")
+    pod_spec: dict[str, Any] = Field(
+        default_factory=dict,
+        description="A Pod or PodSpec merged over taskContainerDefaults, checked against the Kubernetes Pod "
+        "schema; pod name, namespace and hostNetwork are refused (the master sets them). Default {}.",
+    )
+    quota: QuotaConfig | None = Field(
+        None,
+        description="{gpu, cpu, memory, limits}: a ResourceQuota (and LimitRange) in the pool's namespace; "
+        "with scheduler kueue also the pool's ClusterQueue quota. One per namespace; default: none.",
+    )
     # 0.35+: the Determined workspace bound to the pool's namespace (default: the pool's name).
-    workspace: WorkspaceName | None = None
+    workspace: WorkspaceName | None = Field(
+        None,
+        description="0.35+: the Determined workspace bound to the pool's namespace (1 to 80 characters); "
+        "default: the pool's name. Refused before 0.35.",
+    )
 
     _pod_spec = field_validator("pod_spec", mode="before")(_pod)
 
@@ -192,17 +237,29 @@ class ResourcePoolConfig(ConfigModel):
 class TaskImages(ConfigModel):
     """Default task images (a mirror, or images with your libraries)."""
 
-    cpu: ImageReference | None = None
-    gpu: ImageReference | None = None
+    cpu: ImageReference | None = Field(
+        None,
+        description="The default image of CPU tasks, with a tag or digest; default: Determined's.",
+    )
+    gpu: ImageReference | None = Field(
+        None,
+        description="The default image of GPU tasks, with a tag or digest; default: Determined's.",
+    )
 
 
 class LogPolicy(ConfigModel):
     """A pattern matched against task logs and what the master does on a match (0.26.4+;
     `name` 0.38+)."""
 
-    name: NonEmpty | None = None
-    pattern: NonEmpty
-    action: Literal["cancel_retries", "exclude_node"] | None = None
+    name: NonEmpty | None = Field(None, description="0.38+: the policy's name.")
+    pattern: NonEmpty = Field(
+        description="Required: a regular expression in Go's RE2 syntax (the master compiles it so: no "
+        "lookarounds or backreferences) matched against each task log line."
+    )
+    action: Literal["cancel_retries", "exclude_node"] | None = Field(
+        None,
+        description="What the master does on a match: cancel_retries or exclude_node; default: none.",
+    )
 
     @field_validator("pattern")
     @classmethod
@@ -226,19 +283,52 @@ InterfaceName = Annotated[
 
 
 class TaskContainerDefaultsConfig(ConfigModel):
-    images: TaskImages = Field(default_factory=TaskImages)
-    force_pull_image: Flag = False
-    env: dict[EnvName, MultilineText] = Field(default_factory=dict)
+    images: TaskImages = Field(
+        default_factory=TaskImages,
+        description="{cpu, gpu}: default task images (a mirror, or images with your libraries), with a tag "
+        "or digest; default: Determined's.",
+    )
+    force_pull_image: Flag = Field(False, description="Pull task images at every task start; default false.")
+    env: dict[EnvName, MultilineText] = Field(
+        default_factory=dict,
+        description="NAME: value environment variables of every task (environment_variables); default {}.",
+    )
     # /dev/shm of each task (the master's default: 4 GiB).
-    shm_size_bytes: whole_number(1, 2**63 - 1) = 4294967296
+    shm_size_bytes: whole_number(1, 2**63 - 1) = Field(
+        4294967296, description="The size of each task's /dev/shm, in bytes; default 4294967296 (4 GiB)."
+    )
     # host: task pods on the node's network (RDMA, several NICs); the master's default: bridge.
-    network_mode: Literal["bridge", "host"] = "bridge"
-    dtrain_network_interface: InterfaceName | None = None
-    startup_hook: Annotated[MultilineText, Field(min_length=1)] | None = None  # a script run before each task
-    log_policies: list[LogPolicy] | None = None
-    cpu_pod_spec: dict[str, Any] = Field(default_factory=dict)
-    gpu_pod_spec: dict[str, Any] = Field(default_factory=dict)
-    checkpoint_gc_pod_spec: dict[str, Any] = Field(default_factory=dict)
+    network_mode: Literal["bridge", "host"] = Field(
+        "bridge",
+        description="bridge, or host: task pods on the node's network (RDMA, several NICs); default bridge.",
+    )
+    dtrain_network_interface: InterfaceName | None = Field(
+        None,
+        description="The network interface distributed training uses (e.g. eth1); default: not set.",
+    )
+    startup_hook: Annotated[MultilineText, Field(min_length=1)] | None = Field(
+        None, description="0.31+: a shell command (script) run before each task; default: none."
+    )
+    log_policies: list[LogPolicy] | None = Field(
+        None,
+        description="0.26.4+: [{name, pattern, action}]: patterns matched against task logs and what the "
+        "master does on a match; default: not set (the master's own).",
+    )
+    cpu_pod_spec: dict[str, Any] = Field(
+        default_factory=dict,
+        description="A Pod or PodSpec every CPU task starts from, checked like resourcePools[].podSpec; "
+        "default {}.",
+    )
+    gpu_pod_spec: dict[str, Any] = Field(
+        default_factory=dict,
+        description="A Pod or PodSpec every GPU task starts from, checked like resourcePools[].podSpec; "
+        "default {}.",
+    )
+    checkpoint_gc_pod_spec: dict[str, Any] = Field(
+        default_factory=dict,
+        description="A Pod or PodSpec the checkpoint GC task starts from, checked like "
+        "resourcePools[].podSpec; default {}.",
+    )
 
     _pod_specs = field_validator("cpu_pod_spec", "gpu_pod_spec", "checkpoint_gc_pod_spec", mode="before")(
         _pod
@@ -246,6 +336,17 @@ class TaskContainerDefaultsConfig(ConfigModel):
 
 
 class SlotsConfig(ConfigModel):
-    type: Literal["gpu", "cpu"] | None = None
-    cpu_per_slot: Fraction | None = Field(default=None, gt=0, le=1024)
-    max_slots_per_pod: whole_number(1) | None = None
+    type: Literal["gpu", "cpu"] | None = Field(
+        None, description="What a slot is: gpu or cpu; default gpu if a node pool has GPUs, else cpu."
+    )
+    cpu_per_slot: Fraction | None = Field(
+        default=None,
+        gt=0,
+        le=1024,
+        description="CPUs per slot when slots are cpu (greater than 0, at most 1024); default 1.",
+    )
+    max_slots_per_pod: whole_number(1) | None = Field(
+        None,
+        description="The most slots one task pod gets; gpu: must divide every GPU pool's GPU count (default "
+        "derived from them); cpu: required, and cpuPerSlot times it must fit every node's allocatable CPUs.",
+    )

@@ -121,46 +121,140 @@ RegistryServer = Annotated[
 class RegistryCredentials(ConfigModel):
     """A private registry's login; the password (a token) is a secret."""
 
-    server: RegistryServer
-    username: Annotated[NonEmpty, AfterValidator(_no_colon)]
-    password: Secret
+    server: RegistryServer = Field(
+        description="The registry host the credentials are for (examples: ghcr.io, "
+        "registry.example.com:5000)."
+    )
+    username: Annotated[NonEmpty, AfterValidator(_no_colon)] = Field(
+        description="The registry user name (without ':')."
+    )
+    password: Secret = Field(description="Secret: the registry password or token.")
 
 
 class StackConfig(ConfigModel):
-    cloud: str
-    environment: Literal["dev", "prod"] = "dev"
-    allow_data_deletion: Flag = False
-    namespace: DnsLabel = "determined"
+    cloud: str = Field(
+        description="Required: where Determined runs: existing (a cluster you have), gke or eks."
+    )
+    environment: Literal["dev", "prod"] = Field(
+        "dev",
+        description="dev or prod; prod refuses allowDataDeletion, makes the policies marked so mandatory "
+        "and, on gke/eks, adds deletion protection, database standby and backups and a versioned bucket. "
+        "Default dev.",
+    )
+    allow_data_deletion: Flag = Field(
+        False,
+        description="true lets destroy delete the database volume, and on gke/eks the created bucket (when "
+        "empty) and Cloud SQL or RDS; dev only. Default false.",
+    )
+    namespace: DnsLabel = Field(
+        "determined",
+        description="The namespace of the master and database, a DNS label (not default or kube-*); default "
+        "determined.",
+    )
     # 0.35+: where tasks of workspaces bound to no namespace and checkpoint GC run (the
     # master's `default_namespace`); default `<namespace>-tasks`.
-    task_namespace: DnsLabel | None = None
-    cluster: ClusterConfig
-    node_pools: list[NodePool] = Field(min_length=1)
-    gpu_operator: GpuOperatorConfig = Field(default_factory=GpuOperatorConfig)
-    master: MasterConfig = Field(default_factory=MasterConfig)
-    database: DatabaseConfig = Field(default_factory=lambda: {"mode": "inCluster"}, validate_default=True)
-    checkpoint_storage: CheckpointStorageConfig = Field(
-        default_factory=lambda: {"type": "sharedFs"}, validate_default=True
+    task_namespace: DnsLabel | None = Field(
+        None,
+        description="0.35+: the master's default namespace, where tasks of workspaces bound to none and "
+        "checkpoint GC run; not the master's own. Default <namespace>-tasks.",
     )
-    tls: TlsConfig = Field(default_factory=lambda: {"mode": "none"}, validate_default=True)
-    resource_pools: list[ResourcePoolConfig] = Field(min_length=1)
-    default_compute_pool: NonEmpty | None = None
-    default_aux_pool: NonEmpty | None = None
-    scheduler: Annotated[Literal["default", "kueue"], BeforeValidator(_refuse_coscheduler)] = "default"
-    kueue: KueueConfig = Field(default_factory=KueueConfig)
-    task_container_defaults: TaskContainerDefaultsConfig = Field(default_factory=TaskContainerDefaultsConfig)
-    slots: SlotsConfig = Field(default_factory=SlotsConfig)
+    cluster: ClusterConfig = Field(
+        description="Required: the Kubernetes cluster: created on gke/eks (name, region, network...), or "
+        "reached through a kubeconfig and context on existing."
+    )
+    node_pools: list[NodePool] = Field(
+        min_length=1,
+        description="At least one node pool (GKE node pools, EKS node groups, or an existing cluster's node "
+        "sets); one must be untainted, as system pods need it.",
+    )
+    gpu_operator: GpuOperatorConfig = Field(
+        default_factory=GpuOperatorConfig,
+        description="The NVIDIA GPU operator (gke/eks only), {enabled, version}; default: not installed.",
+    )
+    master: MasterConfig = Field(
+        default_factory=MasterConfig,
+        description="The Determined master: version, image, resources, service and master.yaml settings; "
+        "default: version 0.38.1 with the defaults of its keys.",
+    )
+    database: DatabaseConfig = Field(
+        default_factory=lambda: {"mode": "inCluster"},
+        validate_default=True,
+        description="The master's PostgreSQL database, by mode: inCluster (the default), external or managed "
+        "(Cloud SQL on gke, RDS on eks).",
+    )
+    checkpoint_storage: CheckpointStorageConfig = Field(
+        default_factory=lambda: {"type": "sharedFs"},
+        validate_default=True,
+        description="Where trials write checkpoints, by type: sharedFs (the default, testing only), s3, gcs, "
+        "azure or directory.",
+    )
+    tls: TlsConfig = Field(
+        default_factory=lambda: {"mode": "none"},
+        validate_default=True,
+        description="How users reach the master, by mode: none (port-forward, the default), ingress (TLS "
+        "ends at the Gateway) or master (TLS ends in the master).",
+    )
+    resource_pools: list[ResourcePoolConfig] = Field(
+        min_length=1,
+        description="At least one Determined resource pool, each on a node pool and in a namespace of its "
+        "own by default; names unique.",
+    )
+    default_compute_pool: NonEmpty | None = Field(
+        None,
+        description="The resource pool name compute tasks go to by default; default: the first pool on GPU "
+        "nodes.",
+    )
+    default_aux_pool: NonEmpty | None = Field(
+        None,
+        description="The resource pool name auxiliary tasks go to by default; default: the first pool on CPU "
+        "nodes.",
+    )
+    scheduler: Annotated[Literal["default", "kueue"], BeforeValidator(_refuse_coscheduler)] = Field(
+        "default",
+        description="default (the Kubernetes scheduler) or kueue (gang admission); coscheduler and "
+        "preemption are refused. Default default.",
+    )
+    kueue: KueueConfig = Field(
+        default_factory=KueueConfig,
+        description="Kueue settings, with scheduler kueue: {podsReadyTimeoutSeconds, cohort}.",
+    )
+    task_container_defaults: TaskContainerDefaultsConfig = Field(
+        default_factory=TaskContainerDefaultsConfig,
+        description="Defaults of every task (images, env, shm size, network mode, pod specs...), written "
+        "into master.yaml and every pool's task_container_defaults.",
+    )
+    slots: SlotsConfig = Field(
+        default_factory=SlotsConfig,
+        description="What a Determined slot is: {type, cpuPerSlot, maxSlotsPerPod}; default: GPU slots if a "
+        "pool has GPUs.",
+    )
     # Secrets (dockerconfigjson) every pod the project runs pulls images with; each must
     # exist in the master's namespace and every pool namespace.
-    image_pull_secrets: list[DnsSubdomain] = Field(default_factory=list)
+    image_pull_secrets: list[DnsSubdomain] = Field(
+        default_factory=list,
+        description="Names of kubernetes.io/dockerconfigjson Secrets every pod the project runs pulls with; "
+        "each must exist in the master's and every pool's namespace, and be named once. Default [].",
+    )
     # Registry credentials the project turns into such a Secret in each of those namespaces.
-    registry_credentials: RegistryCredentials | None = None
+    registry_credentials: RegistryCredentials | None = Field(
+        None,
+        description="{server, username, password (secret)}: the project creates the pull Secret "
+        "determined-registry from them in the master's and every pool's namespace; default: none.",
+    )
     # Use Determined's two PriorityClasses as another install in the cluster created them
     # (they are cluster-wide), instead of creating them.
-    adopt_priority_classes: Flag = False
+    adopt_priority_classes: Flag = Field(
+        False,
+        description="true: use Determined's two (cluster-wide) PriorityClasses as another install in the "
+        "cluster created them, instead of creating them. Default false.",
+    )
     # NetworkPolicies fencing the Determined namespace and the task namespaces (in effect where
     # the network plugin enforces them: GKE Dataplane V2, the EKS VPC CNI; inert elsewhere).
-    network_policies: Flag = True
+    network_policies: Flag = Field(
+        True,
+        description="false removes the NetworkPolicies fencing the Determined and pool namespaces (in effect "
+        "where the network plugin enforces them). Default true.",
+    )
 
     # --- derived views used by the app -----------------------------------------------
 
@@ -321,21 +415,34 @@ class StackConfig(ConfigModel):
 
 
 class ExistingStack(StackConfig):
-    cloud: Literal["existing"]
-    cluster: ExistingCluster
-    node_pools: list[ExistingNodePool] = Field(min_length=1)
+    cloud: Literal["existing"] = Field(description="existing: deploy onto a cluster you already run.")
+    cluster: ExistingCluster = Field(
+        description="Required: the existing cluster: its name, and the kubeconfig and context to reach it."
+    )
+    node_pools: list[ExistingNodePool] = Field(
+        min_length=1,
+        description="At least one set of the cluster's nodes, found by nodeSelector; one must be untainted.",
+    )
 
 
 class GkeStack(StackConfig):
-    cloud: Literal["gke"]
-    cluster: GkeCluster
-    node_pools: list[GkeNodePool] = Field(min_length=1)
+    cloud: Literal["gke"] = Field(description="gke: create a GKE cluster on Google Cloud.")
+    cluster: GkeCluster = Field(
+        description="Required: the GKE cluster to create: name, region, project, release channel, network..."
+    )
+    node_pools: list[GkeNodePool] = Field(
+        min_length=1, description="At least one GKE node pool to create; one must be untainted."
+    )
 
 
 class EksStack(StackConfig):
-    cloud: Literal["eks"]
-    cluster: EksCluster
-    node_pools: list[EksNodePool] = Field(min_length=1)
+    cloud: Literal["eks"] = Field(description="eks: create an EKS cluster on AWS.")
+    cluster: EksCluster = Field(
+        description="Required: the EKS cluster to create: name, region, version, VPC, endpoint access..."
+    )
+    node_pools: list[EksNodePool] = Field(
+        min_length=1, description="At least one EKS managed node group to create; one must be untainted."
+    )
 
     @field_validator("node_pools")
     @classmethod

@@ -170,20 +170,43 @@ def _contact(email: str) -> str:
 class CertManagerCertificate(ConfigModel):
     """An ACME certificate issued by cert-manager."""
 
-    source: Literal["certManager"]
-    email: Annotated[Email, AfterValidator(_contact)]  # ACME registration
+    source: Literal["certManager"] = Field(
+        description=(
+            "certManager (the default source): cert-manager issues the certificate from Let's Encrypt (ACME)."
+        )
+    )
+    email: Annotated[Email, AfterValidator(_contact)] = Field(  # ACME registration
+        description=(
+            "The contact e-mail of the ACME account (required): an address of your own at a public domain; "
+            "Let's Encrypt refuses example.com, .net, .org and private domains such as .local or .internal."
+        )
+    )
     # cert-manager's DNS-01 solver settings (e.g. {route53: {hostedZoneID: Z...}}); absent:
     # HTTP-01 through the Gateway, which needs the host reachable from the internet on port 80.
     # On gke/eks a solver of the cloud's DNS without credentials gets a cloud identity
     # (cloud_identity, dns01_problems below).
-    dns01: Annotated[dict[str, Any], AfterValidator(_dns01)] | None = None
+    dns01: Annotated[dict[str, Any], AfterValidator(_dns01)] | None = Field(
+        None,
+        description=(
+            "cert-manager's DNS-01 solver settings with exactly one provider (e.g. {route53: {hostedZoneID: "
+            "Z0123456789ABCDEFGHIJ}}), credentials only through ...SecretRef keys; absent: HTTP-01 through "
+            "the Gateway, which needs the host reachable from the internet on port 80. Required with "
+            "exposure internal or sourceRanges."
+        ),
+    )
 
 
 class SecretCertificate(ConfigModel):
     """A certificate the user keeps in a kubernetes.io/tls Secret."""
 
-    source: Literal["secret"]
-    secret_name: DnsSubdomain
+    source: Literal["secret"] = Field(
+        description="secret: a certificate you keep in a kubernetes.io/tls Secret."
+    )
+    secret_name: DnsSubdomain = Field(
+        description=(
+            "The kubernetes.io/tls Secret in the master's namespace that holds the certificate (required)."
+        )
+    )
 
 
 Certificate = Annotated[
@@ -196,7 +219,12 @@ Certificate = Annotated[
 class NoTls(ConfigModel):
     """The master stays inside the cluster (reach it with kubectl port-forward)."""
 
-    mode: Literal["none"]
+    mode: Literal["none"] = Field(
+        description=(
+            "none (the default mode): the master stays inside the cluster; reach it with kubectl "
+            "port-forward."
+        )
+    )
 
 
 def _not_wildcard(host: str) -> str:
@@ -243,13 +271,44 @@ Hostname = Annotated[
 
 
 class ExposedTls(ConfigModel):
-    host: Annotated[Hostname, AfterValidator(_not_wildcard), AfterValidator(_not_ip), AfterValidator(_labels)]
-    certificate: Certificate
-    source_ranges: list[Cidr] = Field(default_factory=list)  # who may reach the master
-    exposure: Literal["public", "internal"] = "public"
+    host: Annotated[
+        Hostname, AfterValidator(_not_wildcard), AfterValidator(_not_ip), AfterValidator(_labels)
+    ] = Field(
+        description=(
+            "ingress/master: the DNS name users reach the master at, and the certificate's first name "
+            "(required); not a wildcard or an IP address."
+        )
+    )
+    certificate: Certificate = Field(
+        description=(
+            "ingress/master: where the certificate comes from, by source: certManager (the default; needs "
+            "email) or secret (needs secretName)."
+        )
+    )
+    source_ranges: list[Cidr] = Field(  # who may reach the master
+        default_factory=list,
+        description=(
+            "ingress/master: CIDRs allowed to reach the load balancer; default empty: any address. Refused "
+            "with gatewayClassName."
+        ),
+    )
+    exposure: Literal["public", "internal"] = Field(
+        "public",
+        description=(
+            "ingress/master: public (the default) or internal, an internal load balancer (GKE "
+            "networking.gke.io/load-balancer-type: Internal, EKS internal NLB). internal is refused with "
+            "gatewayClassName."
+        ),
+    )
     # A GatewayClass the cluster already runs (its controller serves the Gateway); absent:
     # Envoy Gateway is installed and its class used.
-    gateway_class_name: DnsSubdomain | None = None
+    gateway_class_name: DnsSubdomain | None = Field(
+        None,
+        description=(
+            "ingress/master: a GatewayClass the cluster already runs, whose controller serves the Gateway; "
+            "absent: Envoy Gateway is installed and its class used."
+        ),
+    )
 
     @property
     def issued(self) -> bool:
@@ -266,13 +325,13 @@ class ExposedTls(ConfigModel):
 class IngressTls(ExposedTls):
     """TLS ends at the edge (Gateway API)."""
 
-    mode: Literal["ingress"]
+    mode: Literal["ingress"] = Field(description="ingress: TLS ends at the edge, a Gateway API Gateway.")
 
 
 class MasterTls(ExposedTls):
     """TLS ends in the master itself."""
 
-    mode: Literal["master"]
+    mode: Literal["master"] = Field(description="master: TLS ends in the master itself.")
 
 
 TlsConfig = Annotated[
