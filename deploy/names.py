@@ -110,6 +110,17 @@ EC2_SECURITY_GROUP = (
     "https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_CreateSecurityGroup.html (read 2026-11)"
 )
 S3_BUCKET = "https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html (read 2026-11)"
+# Prefixes and suffixes S3 keeps for itself (demo names, access point and Object Lambda
+# aliases, Multi-Region Access Points, directory and table buckets): "General purpose
+# buckets naming rules", https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html
+# (read 2026-11). One list for the names the project makes and the buckets users name.
+S3_RESERVED_PREFIXES = ("xn--", "sthree-", "amzn-s3-demo-")
+S3_RESERVED_SUFFIXES = ("-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3")
+
+
+def _listed(items: tuple[str, ...]) -> str:
+    return f"{', '.join(items[:-1])} and {items[-1]}"
+
 
 _RDS_WHAT = "letters, digits and '-', starting with a letter and not ending with '-'"
 _GCE_WHAT = "lower-case letters, digits and '-', starting with a letter and ending with a letter or digit"
@@ -297,10 +308,13 @@ RULES: tuple[NameRule, ...] = (
         forbidden=(
             (r"\.\.", "two periods in a row are refused"),
             (r"^\d+\.\d+\.\d+\.\d+$", "a name may not look like an IP address"),
-            (r"^(xn--|sthree-|amzn-s3-demo-)", "the prefixes xn--, sthree- and amzn-s3-demo- are reserved"),
             (
-                r"(-s3alias|--ol-s3|\.mrap|--x-s3|--table-s3)$",
-                "the suffixes -s3alias, --ol-s3, .mrap, --x-s3 and --table-s3 are reserved",
+                "^(" + "|".join(map(re.escape, S3_RESERVED_PREFIXES)) + ")",
+                f"the prefixes {_listed(S3_RESERVED_PREFIXES)} are reserved",
+            ),
+            (
+                "(" + "|".join(map(re.escape, S3_RESERVED_SUFFIXES)) + ")$",
+                f"the suffixes {_listed(S3_RESERVED_SUFFIXES)} are reserved",
             ),
         ),
         letter_first=False,

@@ -31,14 +31,9 @@ from deploy.config.syntax import (
     text_problem,
     whole_number,
 )
+from deploy.names import S3_RESERVED_PREFIXES, S3_RESERVED_SUFFIXES
 
 _S3_BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
-# Prefixes and suffixes S3 keeps for itself (demo names, access point and Object Lambda
-# aliases, Multi-Region Access Points, directory and table buckets): "General purpose
-# buckets naming rules", https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html
-# (read 2026-11).
-S3_RESERVED_PREFIXES = ("xn--", "sthree-", "amzn-s3-demo-")
-S3_RESERVED_SUFFIXES = ("-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3")
 _GCS_BUCKET = re.compile(r"[a-z0-9]([a-z0-9._-]*[a-z0-9])?")
 # "Bucket names must contain 3-63 characters. Names containing dots can contain up to 222
 # characters, but each dot-separated component can be no longer than 63 characters":

@@ -11,10 +11,10 @@ import pytest
 from conftest import EKS, GKE, ROOT, make_config, raw_config
 from crds import crd_problems
 
+from deploy import names
 from deploy.app import database as app_database
 from deploy.app import exposure
 from deploy.config import ConfigError, load_config
-from deploy.config import checkpoint_storage as storage
 from deploy.config import tls as tls_config
 from deploy.config.database import SSL_WITHOUT_CERTIFICATE
 from deploy.kube import api_rules
@@ -35,14 +35,14 @@ def s3(bucket: str) -> dict:
     return {**raw_config(**EKS), "checkpointStorage": {"type": "s3", "bucket": bucket}}
 
 
-@pytest.mark.parametrize("prefix", storage.S3_RESERVED_PREFIXES)
+@pytest.mark.parametrize("prefix", names.S3_RESERVED_PREFIXES)
 def test_s3_refuses_its_reserved_prefixes(prefix):
     (found,) = problems(s3(f"{prefix}ckpts"))
     assert found[0] == "checkpointStorage.bucket"
     assert f"has the prefix {prefix!r}" in found[1]
 
 
-@pytest.mark.parametrize("suffix", storage.S3_RESERVED_SUFFIXES)
+@pytest.mark.parametrize("suffix", names.S3_RESERVED_SUFFIXES)
 def test_s3_refuses_its_reserved_suffixes(suffix):
     (found,) = problems(s3(f"ckpts{suffix}"))
     assert found[0] == "checkpointStorage.bucket"
@@ -51,8 +51,8 @@ def test_s3_refuses_its_reserved_suffixes(suffix):
 
 def test_s3_reserves_exactly_what_its_naming_rules_list():
     # https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html (read 2026-11)
-    assert set(storage.S3_RESERVED_PREFIXES) == {"xn--", "sthree-", "amzn-s3-demo-"}
-    assert set(storage.S3_RESERVED_SUFFIXES) == {"-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3"}
+    assert set(names.S3_RESERVED_PREFIXES) == {"xn--", "sthree-", "amzn-s3-demo-"}
+    assert set(names.S3_RESERVED_SUFFIXES) == {"-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3"}
 
 
 @pytest.mark.parametrize(
