@@ -24,7 +24,6 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 # Kubernetes' int32 fields store.
 INT32_MAX = 2**31 - 1
 
-_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 # Kubernetes resource.Quantity: a decimal number with an optional binary (Ki..Ei),
 # decimal (m, k, M..E) or exponent suffix.
@@ -106,7 +105,10 @@ def text_problem(value: str, multiline: bool = False) -> str | None:
 
 
 def dns_label_problem(value: str) -> str | None:
-    if len(value) > 63 or not _full(_DNS_LABEL, value):
+    # The API server's rule (IsDNS1123Label), in the config's words.
+    from deploy.kube import api_rules
+
+    if api_rules.dns_label_problem(value):
         return (
             f"{shown(value)} is not a valid DNS label (lower-case letters, digits and '-', "
             "starting and ending with a letter or digit, at most 63 characters)"
