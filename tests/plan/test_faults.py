@@ -24,6 +24,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -538,19 +539,24 @@ def test_a_foreign_directory_in_an_earlier_plan_is_named_not_walked(tmp_path, mo
     assert sorted(seen) == [".", "./manifests"]
 
 
+def _plan_local_into(out: Path, stdout: Any) -> subprocess.CompletedProcess:
+    """`python -m plan local --out OUT` as a real process, its standard output `stdout`."""
+    return subprocess.run(
+        [sys.executable, "-m", "plan", "local", "--out", str(out)],
+        cwd=ROOT,
+        env=ENV,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
 def test_a_standard_output_that_cannot_be_written_is_one_line_and_exit_3(tmp_path):
     with open("/dev/full", "w") as full:
-        process = subprocess.run(
-            [sys.executable, "-m", "plan", "local", "--out", str(tmp_path / "out")],
-            cwd=ROOT,
-            env=ENV,
-            stdout=full,
-            stderr=subprocess.PIPE,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        process = _plan_local_into(tmp_path / "out", stdout=full)
     assert process.returncode == cli.INTERNAL_ERROR
     assert process.stderr == (
         f"error: the plan is written to {tmp_path / 'out'}, but its summary could not be printed "
@@ -563,16 +569,7 @@ def test_a_reader_that_went_away_ends_the_run_quietly(tmp_path):
     read, write = os.pipe()
     os.close(read)
     try:
-        process = subprocess.run(
-            [sys.executable, "-m", "plan", "local", "--out", str(tmp_path / "out")],
-            cwd=ROOT,
-            env=ENV,
-            stdout=write,
-            stderr=subprocess.PIPE,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        process = _plan_local_into(tmp_path / "out", stdout=write)
     finally:
         os.close(write)
     assert (process.returncode, process.stderr) == (0, "")
