@@ -1,5 +1,5 @@
-"""Pulumi entry point: the whole program lives in deploy/program.py."""
+"""Pulumi entry point: the whole program lives in components/program.py."""
 
-from deploy.program import main
+from components.program import main
 
 main()

@@ -8,7 +8,7 @@ How `pulumi preview --policy-pack <dir>` starts a Python pack (pulumi/pulumi v3.
   organization, project, name, decrypted config, secret keys, dry-run flag and tags
   (UNIMPLEMENTED is fine for either). pkg/engine/update.go `loadPolicyPlugins` then calls
   `GetAnalyzerInfo` and `Configure`; the deployment `Analyze`s each resource and ends with
-  `AnalyzeStack` (pkg/resource/deploy/step_generator.go).
+  `AnalyzeStack` (pkg/resource/components/step_generator.go).
 - sdk/python/cmd/pulumi-language-python/main.go `RunPlugin` (kind analyzer): runs
   `<python> -u -m pulumi.policy <engine address> <dir>` in <dir>, where <python> is
   bin/python of the virtualenv PulumiPolicy.yaml's `runtime.options.virtualenv` names

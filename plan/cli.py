@@ -122,7 +122,7 @@ def _main(args: argparse.Namespace) -> int:
         # Before the program's modules load: a FIFO or a device is refused at once.
         stackfile.check_file(path)
 
-        from deploy.config import ConfigError, secret_values
+        from components.config import ConfigError, secret_values
         from plan import runner
 
         try:

@@ -1,7 +1,7 @@
 """The plan checks its Google Cloud and AWS resources against what the clouds' APIs accept,
-as it checks master.yaml against the master's keys: every name against deploy.names (length,
+as it checks master.yaml against the master's keys: every name against components.names (length,
 characters, and no two resources of one type sharing a name in a scope), every label, tag,
-node label, taint and enum against deploy.cloud_limits.
+node label, taint and enum against components.cloud_limits.
 
 A problem here is a bug, not bad input: config validation should have refused whatever led
 to it. The plan then stops as an internal error (exit 3) instead of writing a plan that a
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from deploy import cloud_limits, names
+from components import cloud_limits, names
 from plan.errors import PlanFailure
 from plan.redaction import SECRET, UNKNOWN
 

@@ -1,5 +1,5 @@
 """The plan checks its Kubernetes objects against what the API server accepts beyond its
-schema (deploy.kube.api_rules): metadata names per kind, labels, annotations and their size,
+schema (components.kube.api_rules): metadata names per kind, labels, annotations and their size,
 the pod templates of workloads, Secret and ConfigMap sizes (the master's configuration
 Secret at its real size), and the task pod specs master.yaml hands to the master.
 
@@ -14,10 +14,10 @@ from typing import Any
 
 import yaml
 
-from deploy import defaults
-from deploy.app.master_yaml import MASTER_YAML
-from deploy.config.errors import format_path
-from deploy.kube import api_rules
+from components import constants
+from components.config.errors import format_path
+from components.determined.master_yaml import MASTER_YAML
+from components.kube import api_rules
 from plan.errors import PlanFailure
 from plan.redaction import SECRET, UNKNOWN
 
@@ -44,7 +44,7 @@ def _master_yaml_secret(obj: dict[str, Any], master_yaml: str | None) -> dict[st
     meta = obj.get("metadata") or {}
     if (
         obj.get("kind") != "Secret"
-        or meta.get("name") != defaults.MASTER_CONFIG_SECRET
+        or meta.get("name") != constants.MASTER_CONFIG_SECRET
         or master_yaml is None
     ):
         return obj

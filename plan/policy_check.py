@@ -3,7 +3,7 @@ reaches them.
 
 The plan does not call the rules: it starts the pack (policies/) as its own process, as the
 Pulumi CLI does, and speaks the analyzer protocol to it (plan/analyzer.py), sending what the
-engine sends (pulumi/pulumi v3.259.0, pkg/resource/deploy/step_generator.go):
+engine sends (pulumi/pulumi v3.259.0, pkg/resource/components/step_generator.go):
 - `Analyze` for every registered resource (the root stack, components and providers too, and
   the default provider the engine registers for a package used without an explicit one):
   its inputs as the provider's Check returns them (the mocks' model, plan/mocks.py), its
@@ -44,8 +44,8 @@ from google.protobuf import struct_pb2
 from pulumi.runtime import rpc
 from pulumi.runtime.proto import analyzer_pb2
 
-from deploy.config import PROJECT
-from deploy.defaults import REDACTED
+from components.config import PROJECT
+from components.constants import REDACTED
 from plan import analyzer
 from plan.errors import PlanFailure
 from plan.mocks import Registration, Request, UnmodelledError, model_for

@@ -14,7 +14,7 @@ from typing import Any
 from pulumi.output import Unknown
 from pulumi.runtime import rpc
 
-from deploy.defaults import NOT_KNOWN_YET, REDACTED
+from components.constants import NOT_KNOWN_YET, REDACTED
 
 SECRET = REDACTED
 UNKNOWN = NOT_KNOWN_YET

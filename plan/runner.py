@@ -1,7 +1,7 @@
 """The offline plan: run the Pulumi program under mocks and write what it would create.
 
 `plan` validates the configuration, replaces its secrets by stand-ins (plan.standins), runs
-deploy.program.main, the same function `pulumi up` runs, against the recording mocks
+components.program.main, the same function `pulumi up` runs, against the recording mocks
 (plan.mocks), and turns the registrations into the plan's contents: resources.json,
 manifests/, master.yaml, policy.json and outputs.json, secrets written as "[secret]" and,
 in a first preview, values not known yet as "[unknown until apply]" (plan.redaction).
@@ -27,7 +27,7 @@ import yaml
 from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime import stack as pulumi_stack
 
-from deploy import config as stack_config
+from components import config as stack_config
 from plan import cloud_check, kube_check, output, policy_check
 from plan.errors import PlanFailure
 from plan.mocks import PlanMocks, Recorder, RecordingMonitor, Registration
@@ -127,7 +127,7 @@ def run_program(
     preview: bool = False,
 ) -> Recorder:
     """Run the program under recording mocks. Raises ConfigError for a bad config."""
-    from deploy import program
+    from components import program
 
     recorder = recorder or Recorder()
     # Only the stack file counts: config a shell may carry for real runs is ignored.
@@ -179,7 +179,7 @@ def check_master_yaml(text: str, version: str, secrets: set[str]) -> list[str]:
 
     A problem means the master would refuse or ignore what the project wrote: a bug in the
     project (PlanFailure). Returns warnings (a release the key data does not describe)."""
-    from deploy.app import master_yaml_schema as schema
+    from components.determined import master_yaml_schema as schema
 
     oldest, newest = schema.known_range()
     if not oldest <= schema.parse_version(version) <= newest:

@@ -12,7 +12,7 @@ is a `ConfigError` naming its key.
 
 Hostile files are bounded before they cost anything: only a regular file is opened (a FIFO
 or a device never is), at most MAX_FILE_BYTES are read, and as the YAML is composed no
-value may nest more than MAX_DEPTH levels (deploy.config.nesting) nor the document hold
+value may nest more than MAX_DEPTH levels (components.config.nesting) nor the document hold
 more than MAX_VALUES values or MAX_FILE_BYTES of text, its aliases counted as what they
 repeat (a "billion laughs" of nine aliases a level is refused at its first level over the
 limit, not after it has grown to gigabytes).
@@ -51,7 +51,7 @@ MAX_FILE_BYTES = 4 * 1024 * 1024
 # largest example stack holds a few hundred; parsing 50000 takes under a second.
 MAX_VALUES = 50_000
 # This many levels of nesting at most below a config key (one limit for every value).
-MAX_DEPTH = 64  # deploy.config.nesting.MAX_DEPTH (checked by a test: that module loads pydantic)
+MAX_DEPTH = 64  # components.config.nesting.MAX_DEPTH (checked by a test: that module loads pydantic)
 
 
 class StackFileError(UsageError):
@@ -394,7 +394,7 @@ def _shown_key(key: Any) -> str:
 def _refused(path: Path, exc: _Refused) -> Exception:
     """A value over a limit: a ConfigError naming its key path for a `determined:` key, else
     a StackFileError naming where it is."""
-    from deploy.config import ConfigError, Problem, nesting
+    from components.config import ConfigError, Problem, nesting
 
     parts: list[str | int] = []
     for index in exc.path[1:]:
@@ -428,7 +428,7 @@ def _null_key_error(config: dict[str, Any]) -> Exception | None:
     json.dumps would write them as "null"; Pulumi turns a non-string key into its Go text,
     a null one into "<nil>" (sdk/go/common/resource/config/object.go unmarshalObject,
     `m[fmt.Sprintf("%v", k)]`, read 2026-11-25): neither is a name anyone meant."""
-    from deploy.config import ConfigError, Problem, nesting
+    from components.config import ConfigError, Problem, nesting
 
     message = (
         "holds a null key (null, ~ or an empty key): write the name it stands for; Pulumi would "

@@ -2,7 +2,7 @@
 
 The configuration is validated with the values the user wrote (so every rule, Determined's
 password rule included, is checked on them); then every value that is secret by nature
-(`deploy.config.secret_fields`) is replaced by a stand-in that meets the same rules and is
+(`components.config.secret_fields`) is replaced by a stand-in that meets the same rules and is
 distinctive: "PlanSecret" + a digest of the key path + "0Aa". The program runs with the
 stand-ins only, so the plan's outputs do not depend on the secrets' values, and its last
 check can look for the stand-ins (and the mocks' generated secrets) without false alarms.
@@ -17,8 +17,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from deploy import config as stack_config
-from deploy.config.errors import format_path
+from components import config as stack_config
+from components.config.errors import format_path
 from plan.errors import PlanFailure
 from plan.stackfile import ENCRYPTED_STAND_IN
 

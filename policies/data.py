@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from deploy import defaults
+from components import constants
 from policies import facts
 from policies.rule import Context, Report, Rule
 
@@ -34,7 +34,7 @@ RDS = "aws:rds/instance:Instance"
 RDS_PARAMETER_GROUP = "aws:rds/parameterGroup:ParameterGroup"
 
 # The StorageClass the project creates for the in-cluster database's volume on gke/eks
-# (deploy/platform/database_volume.py NAME; not imported: that module needs the Kubernetes
+# (components/cluster/database_volume.py NAME; not imported: that module needs the Kubernetes
 # provider, which the pack does not install).
 DB_STORAGE_CLASS = "determined-db"
 PUBLIC_MEMBERS = ("allUsers", "allAuthenticatedUsers")
@@ -187,7 +187,7 @@ def _data_holder(resource: Any) -> str | None:
         return facts.describe(resource, "Cloud SQL instance", "name")
     if kind == RDS:
         return facts.describe(resource, "RDS instance", "identifier")
-    if kind == facts.PVC and facts.metadata(resource).get("name") == defaults.DB_VOLUME_CLAIM:
+    if kind == facts.PVC and facts.metadata(resource).get("name") == constants.DB_VOLUME_CLAIM:
         return f"the database's PersistentVolumeClaim {facts.object_name(resource)}"
     return None
 

@@ -9,11 +9,11 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from deploy import versions
+from components import versions
 from policies import facts
 from policies.rule import Context, Report, Rule
 
-# The Job that binds pools' namespaces to workspaces (0.35+; deploy/app/workspaces.py).
+# The Job that binds pools' namespaces to workspaces (0.35+; components/determined/workspaces.py).
 BIND_WORKSPACES = "bind-workspaces"
 MAPPING_ENV = "DET_MAPPING"
 # Problems shown per master.yaml, the rest counted.
@@ -171,7 +171,7 @@ def master_yaml_known_keys(context: Context, resource: Any, report: Report) -> N
     master = facts.master_config_of(resource)
     if master is None:
         return
-    from deploy.app import master_yaml_schema as schema
+    from components.determined import master_yaml_schema as schema
 
     version = _version(master.version)
     if version is None:

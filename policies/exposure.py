@@ -8,14 +8,14 @@ import ipaddress
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from deploy.addons import envoy_gateway
-from deploy.app import master as master_app
+from components.addons import envoy_gateway
+from components.determined import master as master_app
 from policies import facts
 from policies.rule import Context, Report, Rule
 
 GATEWAY_GROUP = "gateway.networking.k8s.io"
 ENVOY_PROXY = "kubernetes:gateway.envoyproxy.io/v1alpha1:EnvoyProxy"
-# Where the master's pods are told apart (deploy/app/master.py: kube.selector(COMPONENT)).
+# Where the master's pods are told apart (components/determined/master.py: kube.selector(COMPONENT)).
 NAME_LABEL = "app.kubernetes.io/name"
 MASTER_COMPONENT = master_app.COMPONENT
 EXPOSING_TYPES = ("LoadBalancer", "NodePort")

@@ -17,8 +17,8 @@ from typing import Any
 import yaml
 from pulumi_policy import proxy as _proxy
 
-from deploy import defaults
-from deploy.config import eks_instances, gke_machines
+from components import constants
+from components.config import eks_instances, gke_machines
 
 # --- plain reading -----------------------------------------------------------------------
 
@@ -299,7 +299,7 @@ def _taints(values: Any) -> tuple[Taint, ...]:
 
 def _gke_arch_taints(machine_type: str) -> tuple[Taint, ...]:
     """The taint GKE puts on Arm nodes itself, which the pool's inputs do not carry
-    (deploy/config/gke_machines.py ARM_FAMILIES, with its source)."""
+    (components/config/gke_machines.py ARM_FAMILIES, with its source)."""
     return (Taint("kubernetes.io/arch", "arm64", "NoSchedule"),) if gke_machines.is_arm(machine_type) else ()
 
 
@@ -363,7 +363,7 @@ def is_master_config(resource: Any) -> bool:
     """The master's config Secret (told by its name and labels, which a preview knows)."""
     return (
         resource.resource_type == SECRET
-        and metadata(resource).get("name") == defaults.MASTER_CONFIG_SECRET
+        and metadata(resource).get("name") == constants.MASTER_CONFIG_SECRET
         and labels(resource).get("app.kubernetes.io/part-of") == "determined"
     )
 
@@ -375,7 +375,7 @@ def master_config_of(resource: Any) -> MasterConfig | None:
     text = get(resource.props, "stringData", "master.yaml")
     loaded = _load_yaml(text) if isinstance(text, str) else None
     annotations = mapping(metadata(resource).get("annotations"))
-    return MasterConfig(resource, mapping(loaded), annotations.get(defaults.MASTER_VERSION_ANNOTATION))
+    return MasterConfig(resource, mapping(loaded), annotations.get(constants.MASTER_VERSION_ANNOTATION))
 
 
 def master_configs(resources: Sequence[Any]) -> list[MasterConfig]:

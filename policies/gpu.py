@@ -7,17 +7,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from deploy.config import gke_machines
+from components.config import gke_machines
 from policies import facts
 from policies.facts import NodePool, Taint
 from policies.rule import Context, Report, Rule
 
 ASG_TAG = "aws:autoscaling/tag:Tag"
-# The cluster-autoscaler's node-template tag for a group's GPUs (deploy/platform/eks/node_groups.py).
+# The cluster-autoscaler's node-template tag for a group's GPUs (components/cluster/eks/node_groups.py).
 GPU_RESOURCE_TAG = "k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu"
 
-# What the project sets up for the GPU operator on GKE (deploy/addons/gpu_operator.py,
-# deploy/addons/gke_driver_installer.py, deploy/platform/gke/node_pools.py; a test keeps
+# What the project sets up for the GPU operator on GKE (components/addons/gpu_operator.py,
+# components/addons/gke_driver_installer.py, components/cluster/gke/node_pools.py; a test keeps
 # these equal to the project's, which are not imported to keep the pack light).
 GPU_OPERATOR_CHART = "gpu-operator"
 GKE_NVIDIA_DIR = "/home/kubernetes/bin/nvidia"

@@ -7,11 +7,11 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from deploy import defaults
-from deploy.addons import gke_driver_installer
-from deploy.app import database as database_app
-from deploy.app import master as master_app
-from deploy.app import workspaces as workspaces_app
+from components import constants
+from components.addons import gke_driver_installer
+from components.determined import database as database_app
+from components.determined import master as master_app
+from components.determined import workspaces as workspaces_app
 from policies import facts
 from policies.rule import Context, Report, Rule
 
@@ -203,8 +203,8 @@ PART_OF_LABEL = "app.kubernetes.io/part-of"
 GPU_RESOURCE = "nvidia.com/gpu"
 # (type, app.kubernetes.io/name) -> metadata.name (None: any; the Job is named by a hash).
 SYSTEM_PODS = {
-    (facts.DEPLOYMENT, master_app.COMPONENT): defaults.MASTER_NAME,
-    (facts.STATEFUL_SET, database_app.COMPONENT): defaults.DB_NAME,
+    (facts.DEPLOYMENT, master_app.COMPONENT): constants.MASTER_NAME,
+    (facts.STATEFUL_SET, database_app.COMPONENT): constants.DB_NAME,
     (facts.JOB, workspaces_app.COMPONENT): None,
 }
 

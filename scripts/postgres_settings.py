@@ -1,5 +1,5 @@
 """Write the table of a PostgreSQL major version's settings that `database.parameters` is
-checked against (deploy/config/data/postgresql-<major>-settings.json), from the server itself:
+checked against (components/config/data/postgresql-<major>-settings.json), from the server itself:
 
     .venv/bin/python scripts/postgres_settings.py [--with-lz4-zstd] /usr/lib/postgresql/17/bin [OUT]
 

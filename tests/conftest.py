@@ -11,7 +11,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from deploy.config import StackConfig, load_config  # noqa: E402
+from components.config import StackConfig, load_config  # noqa: E402
 
 # An existing cluster with one CPU and one 4-GPU node pool and two resource pools.
 BASE: dict[str, Any] = {

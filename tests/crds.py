@@ -22,7 +22,7 @@ from typing import Any
 import jsonschema
 from jsonschema import validators
 
-from deploy.kube.schema import structural
+from components.kube.schema import structural
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "data" / "crd-schemas"
 SCOPES = ("Cluster", "Namespaced")

@@ -14,16 +14,16 @@ from conftest import EKS, GKE, ROOT, load_config, raw_config
 from crds import crd_problems
 from planning import of_type, one, plan_for, planned, resource
 
-from deploy import names
-from deploy.addons import cert_manager
-from deploy.app import exposure
-from deploy.config import ConfigError
-from deploy.config.tls import cloud_identity
-from deploy.platform import Dns01Identity
-from deploy.platform.eks import dns as eks_dns
-from deploy.platform.eks import iam
-from deploy.platform.gke import dns as gke_dns
-from deploy.platform.gke import node_pools
+from components import names
+from components.addons import cert_manager
+from components.cluster import Dns01Identity
+from components.cluster.eks import dns as eks_dns
+from components.cluster.eks import iam
+from components.cluster.gke import dns as gke_dns
+from components.cluster.gke import node_pools
+from components.config import ConfigError
+from components.config.tls import cloud_identity
+from components.determined import exposure
 from plan.redaction import UNKNOWN
 
 FIXTURES = ROOT / "tests" / "fixtures" / "stacks"

@@ -10,8 +10,8 @@ import pytest
 from conftest import ROOT
 from crds import crd_problems, scopes
 
-from deploy import versions
-from deploy.addons import cert_manager, envoy_gateway
+from components import versions
+from components.addons import cert_manager, envoy_gateway
 
 KEYS_DIR = ROOT / "tests" / "data" / "chart-keys"
 RANGES = ["203.0.113.0/24", "2001:db8::/32"]

@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from deploy.addons import gke_driver_installer
-from deploy.addons.gke_driver_installer import daemonset
-from deploy.kube import validation
+from components.addons import gke_driver_installer
+from components.addons.gke_driver_installer import daemonset
+from components.kube import validation
 
 IMAGE_TYPES = ["COS_CONTAINERD", "UBUNTU_CONTAINERD"]
 

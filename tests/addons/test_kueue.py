@@ -13,11 +13,11 @@ import yaml
 from conftest import BASE, ROOT, make_config
 from crds import SCHEMA_DIR, crd_problems, scopes
 
-from deploy.addons import kueue
-from deploy.app import resource_pools
-from deploy.config import GPU_TAINT, ConfigError
-from deploy.config.addons import IMAGE_PULL_SECONDS, NODE_PROVISION_SECONDS, KueueConfig
-from deploy.config.resource_pools import determined_owned, pod_form_problem
+from components.addons import kueue
+from components.config import GPU_TAINT, ConfigError
+from components.config.addons import IMAGE_PULL_SECONDS, NODE_PROVISION_SECONDS, KueueConfig
+from components.config.resource_pools import determined_owned, pod_form_problem
+from components.determined import resource_pools
 
 KEY_SET = ROOT / "tests" / "data" / "chart-keys" / "kueue-0.19.2.txt"
 NAMESPACE_LABEL = "kubernetes.io/metadata.name"

@@ -1,6 +1,6 @@
 """A renewed certificate restarts the master (tls.mode master): Stakater Reloader, pinned,
 scoped to the Determined namespace, acting on the master's Deployment, which names its
-certificate Secret. Facts from the sources (deploy/addons/reloader.py) are read back where a
+certificate Secret. Facts from the sources (components/addons/reloader.py) are read back where a
 copy of them is at hand (RELOADER_SOURCE, DETERMINED_SOURCE; default the workspace's mirrors)."""
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import pytest
 from conftest import raw_config
 from planning import one, plan_for
 
-from deploy import defaults, versions
-from deploy.addons import reloader
-from deploy.app import master
-from deploy.kube import api_rules
+from components import constants, versions
+from components.addons import reloader
+from components.determined import master
+from components.kube import api_rules
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 RELOADER_SOURCE = Path(os.environ.get("RELOADER_SOURCE", "/work/.mirror/stakater+Reloader/repo"))
@@ -37,7 +37,7 @@ def releases(result, name):
 @pytest.mark.parametrize(("tls", "secret"), [(ISSUED, "determined-tls"), (OWN, "my-cert")])
 def test_a_master_that_ends_tls_restarts_when_its_certificate_secret_changes(tls, secret):
     result = plan_for(raw_config(tls=tls))
-    deployment = one(result, "Deployment", defaults.MASTER_NAME)
+    deployment = one(result, "Deployment", constants.MASTER_NAME)
     assert deployment["metadata"]["annotations"][reloader.SECRET_ANNOTATION] == secret
     # The Secret the annotation names is the one the master mounts.
     volumes = {v["name"]: v for v in deployment["spec"]["template"]["spec"]["volumes"]}
@@ -60,7 +60,7 @@ def test_a_master_that_ends_tls_restarts_when_its_certificate_secret_changes(tls
 def test_without_tls_in_the_master_there_is_nothing_to_restart(tls):
     result = plan_for(raw_config(tls=tls))
     assert not releases(result, reloader.RELEASE)
-    annotations = one(result, "Deployment", defaults.MASTER_NAME)["metadata"].get("annotations", {})
+    annotations = one(result, "Deployment", constants.MASTER_NAME)["metadata"].get("annotations", {})
     assert reloader.SECRET_ANNOTATION not in annotations
 
 
@@ -76,7 +76,7 @@ def test_reloader_waits_for_the_namespace_it_watches_and_the_master_not_for_it()
     (deployment,) = [
         r
         for r in result.resources
-        if r["type"] == "kubernetes:apps/v1:Deployment" and r["name"].endswith(defaults.MASTER_NAME)
+        if r["type"] == "kubernetes:apps/v1:Deployment" and r["name"].endswith(constants.MASTER_NAME)
     ]
     assert release["urn"] not in deployment["dependsOn"]
 

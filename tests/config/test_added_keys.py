@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from conftest import GKE, raw_config
 
-from deploy.config import ConfigError, load_config
+from components.config import ConfigError, load_config
 
 POOLS = raw_config()["resourcePools"]
 TLS = {"mode": "ingress", "host": "det.example.com", "certificate": {"source": "secret", "secretName": "x"}}

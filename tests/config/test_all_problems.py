@@ -1,5 +1,5 @@
 """Every problem of a stack in one run: values that fail validation, what model validators
-and cross-section rules find in the others (deploy/config/partial.py), never a rule judging
+and cross-section rules find in the others (components/config/partial.py), never a rule judging
 a value the user did not write."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 import yaml
 from conftest import ROOT
 
-from deploy.config import ConfigError, load_config, partial
-from deploy.config.resource_pools import QuotaConfig
+from components.config import ConfigError, load_config, partial
+from components.config.resource_pools import QuotaConfig
 
 BASES = yaml.safe_load((ROOT / "tests" / "fixtures" / "bad-config" / "bases.yaml").read_text())
 
@@ -28,7 +28,7 @@ def problems(raw: dict) -> list[str]:
     return [str(p) for p in info.value.problems]
 
 
-# Ten problems in six sections, three of them in one list. Before deploy.config.partial the
+# Ten problems in six sections, three of them in one list. Before components.config.partial the
 # first five came alone: a failed key was dropped (then at its default) and every rule
 # reading it skipped, so the other seven appeared one fix at a time.
 MANY = stack(

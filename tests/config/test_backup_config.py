@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from conftest import GKE, make_config, raw_config
 
-from deploy.config import ConfigError, load_config
+from components.config import ConfigError, load_config
 
 EXTERNAL = {"mode": "external", "host": "pg.internal", "user": "det", "password": "Ext-Db-Pass-9"}
 MANAGED = {"mode": "managed", "tier": "db-custom-2-8192"}

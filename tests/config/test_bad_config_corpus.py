@@ -36,14 +36,14 @@ import yaml
 from conftest import ROOT
 from pydantic import BaseModel
 
-from deploy.config.stack import EksStack, ExistingStack, GkeStack
+from components.config.stack import EksStack, ExistingStack, GkeStack
 from plan import cli, runner, stackfile
 
 CORPUS = ROOT / "tests" / "fixtures" / "bad-config"
 CASE_KEYS = {"name", "base", "config", "drop", "expect", "secret"}
 HEADER = "Configuration errors in {path}:"
 
-# Keys whose values are secret by nature wherever they sit (deploy.config.secrets), and, in
+# Keys whose values are secret by nature wherever they sit (components.config.secrets), and, in
 # master.configOverrides, keys named like secrets (as the overrides' redaction finds them).
 SECRET_KEYS = {
     "password",
@@ -89,7 +89,7 @@ def _model_classes() -> set[str]:
     """Names of every configuration model class (a message never names one)."""
     names = set()
     for module in list(sys.modules.values()):
-        if getattr(module, "__name__", "").startswith("deploy.config"):
+        if getattr(module, "__name__", "").startswith("components.config"):
             for name, value in vars(module).items():
                 if inspect.isclass(value) and issubclass(value, BaseModel) and value is not BaseModel:
                     names.add(name)

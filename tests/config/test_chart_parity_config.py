@@ -1,6 +1,6 @@
 """Keys added for Determined Helm-chart parity (images and pull Secrets, master settings, the
 master's node pool and Service, database image and parameters, task defaults): what each
-defaults to, and each bad value refused in one line naming its key path and what is allowed."""
+constants to, and each bad value refused in one line naming its key path and what is allowed."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import copy
 import pytest
 from conftest import BASE, ROOT, make_config, raw_config
 
-from deploy import defaults
-from deploy.config import ConfigError, load_config
+from components import constants
+from components.config import ConfigError, load_config
 
-# A real CA certificate: master.caBundle must parse as X.509 (deploy/config/syntax.py).
+# A real CA certificate: master.caBundle must parse as X.509 (components/config/syntax.py).
 PEM = (ROOT / "tests" / "data" / "test-ca.pem").read_text()
 CREDENTIALS = {"server": "mirror.example.com", "username": "robot", "password": "Registry-Token-1"}
 TLS_SECRET = {"source": "secret", "secretName": "det-tls"}
@@ -77,8 +77,8 @@ def test_defaults_match_the_chart_and_the_master():
     assert (tcd.shm_size_bytes, tcd.network_mode, tcd.force_pull_image) == (4294967296, "bridge", False)
     assert tcd.startup_hook is None and tcd.log_policies is None
     assert cfg.database.image is None and cfg.database.parameters == {}
-    assert cfg.database.settings == defaults.DB_SETTINGS
-    assert cfg.database.container_resources == defaults.DB_RESOURCES
+    assert cfg.database.settings == constants.DB_SETTINGS
+    assert cfg.database.container_resources == constants.DB_RESOURCES
 
 
 def test_master_image_replaces_registry_and_version_and_may_be_pinned_by_digest():
@@ -94,11 +94,13 @@ def test_master_image_replaces_registry_and_version_and_may_be_pinned_by_digest(
 def test_pull_secrets_are_the_named_ones_then_the_projects_own():
     # A name given twice is refused (tests/fixtures/bad-config/cross-section.yaml).
     cfg = make_config(imagePullSecrets=["regcred", "other"], registryCredentials=CREDENTIALS)
-    assert cfg.pull_secrets == ["regcred", "other", defaults.REGISTRY_SECRET]
-    assert make_config(registryCredentials=CREDENTIALS).pull_secrets == [defaults.REGISTRY_SECRET]
+    assert cfg.pull_secrets == ["regcred", "other", constants.REGISTRY_SECRET]
+    assert make_config(registryCredentials=CREDENTIALS).pull_secrets == [constants.REGISTRY_SECRET]
     assert make_config(imagePullSecrets=["regcred"]).pull_secrets == ["regcred"]
     # Without credentials the project makes no Secret of that name: the user may name theirs so.
-    assert make_config(imagePullSecrets=[defaults.REGISTRY_SECRET]).pull_secrets == [defaults.REGISTRY_SECRET]
+    assert make_config(imagePullSecrets=[constants.REGISTRY_SECRET]).pull_secrets == [
+        constants.REGISTRY_SECRET
+    ]
 
 
 def test_registry_password_is_kept_secret():
@@ -115,7 +117,7 @@ def test_database_parameters_go_over_the_defaults_as_postgres_reads_them():
     assert settings["jit"] in ("off", "false", "0")
     assert settings["work_mem"] == "64MB"
     # The other defaults stay.
-    for key, value in defaults.DB_SETTINGS.items():
+    for key, value in constants.DB_SETTINGS.items():
         if key != "max_connections":
             assert settings[key] == value
 

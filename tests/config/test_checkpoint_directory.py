@@ -1,6 +1,6 @@
 """Directory checkpoints (`checkpointStorage.type: directory`) and Azure's account-URL form:
 what each accepts, each refusal with its key path, and the rules that read other sections
-(deploy/config/checkpoint_directory.py)."""
+(components/config/checkpoint_directory.py)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import pytest
 from conftest import BASE, EKS, GKE, raw_config
 from pydantic import TypeAdapter
 
-from deploy.config import AzureStorage, ConfigError, DirectoryStorage, load_config, secret_fields
-from deploy.config.checkpoint_directory import directory_problems
-from deploy.config.stack import AnyStack
+from components.config import AzureStorage, ConfigError, DirectoryStorage, load_config, secret_fields
+from components.config.checkpoint_directory import directory_problems
+from components.config.stack import AnyStack
 
 NFS = {"server": "10.0.0.2", "path": "/share"}
 ACCOUNT_URL = "https://ckpt.blob.core.windows.net"

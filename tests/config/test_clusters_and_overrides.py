@@ -11,10 +11,10 @@ from datetime import date
 import pytest
 from conftest import EKS, GKE, raw_config
 
-from deploy import versions
-from deploy.app import config_overrides
-from deploy.config import ConfigError, load_config
-from deploy.config.eks import EKS_PUBLIC_ACCESS_CIDRS_MAX, reserved_public_range
+from components import versions
+from components.config import ConfigError, load_config
+from components.config.eks import EKS_PUBLIC_ACCESS_CIDRS_MAX, reserved_public_range
+from components.determined import config_overrides
 
 
 def problems(raw) -> list[str]:

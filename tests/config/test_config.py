@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from conftest import BASE, make_config, raw_config
 
-from deploy import config as config_mod
-from deploy.config import ConfigError, decode_raw, load_config
+from components import config as config_mod
+from components.config import ConfigError, decode_raw, load_config
 from plan import stackfile
 
 

@@ -24,12 +24,12 @@ import pytest
 import yaml
 from conftest import ROOT, raw_config
 
-from deploy import versions
-from deploy.app import database as app_database
-from deploy.config import load_config
-from deploy.config import postgres_settings as pg
-from deploy.config.database import POSTGRES_MAJOR, image_major
-from deploy.config.errors import ConfigError
+from components import versions
+from components.config import load_config
+from components.config import postgres_settings as pg
+from components.config.database import POSTGRES_MAJOR, image_major
+from components.config.errors import ConfigError
+from components.determined import database as app_database
 from scripts import postgres_settings as generator
 
 
@@ -51,9 +51,9 @@ def test_the_table_is_the_pinned_images_major_version():
     assert document["version"] == versions.POSTGRES_IMAGE.split(":")[1].split("@")[0]
     settings = pg.table(POSTGRES_MAJOR)
     # The project's defaults are settings of that version, with values it takes.
-    from deploy import defaults
+    from components import constants
 
-    for name, value in defaults.DB_SETTINGS.items():
+    for name, value in constants.DB_SETTINGS.items():
         assert pg.setting_problem(POSTGRES_MAJOR, name, value, []) is None
     assert settings["max_connections"] == {
         "context": "postmaster",
@@ -511,7 +511,7 @@ def test_settings_accepted_together_start_the_server(server):
 
 @real_server
 def test_ssl_on_would_stop_the_server(server):
-    # The refusal's ground (deploy.config.database.SSL_WITHOUT_CERTIFICATE): a data directory
+    # The refusal's ground (components.config.database.SSL_WITHOUT_CERTIFICATE): a data directory
     # without server.crt and server.key, as the in-cluster volume is.
     _, scratch = server
     assert not (scratch.data / "server.crt").exists()

@@ -1,5 +1,5 @@
 """The config models are the single source of truth for what a user sets, descriptions
-included: every field of every model in deploy.config says what it is for (the reference the
+included: every field of every model in components.config says what it is for (the reference the
 docs generate from them reads these)."""
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ import pkgutil
 import pytest
 from pydantic import BaseModel
 
-import deploy.config
+import components.config
 
 
 def _models() -> list[type[BaseModel]]:
     found = []
-    for info in pkgutil.iter_modules(deploy.config.__path__):
-        module = importlib.import_module(f"deploy.config.{info.name}")
+    for info in pkgutil.iter_modules(components.config.__path__):
+        module = importlib.import_module(f"components.config.{info.name}")
         for obj in vars(module).values():
             if inspect.isclass(obj) and issubclass(obj, BaseModel) and obj.__module__ == module.__name__:
                 found.append(obj)

@@ -8,7 +8,7 @@ import copy
 import pytest
 from conftest import GKE, raw_config
 
-from deploy.config import ConfigError, EksStack, eks_instances, load_config
+from components.config import ConfigError, EksStack, eks_instances, load_config
 
 SYSTEM = {"name": "system", "machineType": "m6i.2xlarge"}
 A100 = {"name": "a100", "machineType": "p4d.24xlarge", "gpu": {"type": "nvidia-tesla-a100", "count": 8}}
@@ -377,7 +377,7 @@ def test_gpu_short_names_on_gke_become_the_accelerator_type(machine, written, ac
         **GKE,
         "nodePools": [
             {"name": "system", "machineType": "e2-standard-8"},
-            # Spot: a3-ultragpu is not sold on demand (deploy/config/gke_machines.py NOT_ON_DEMAND).
+            # Spot: a3-ultragpu is not sold on demand (components/config/gke_machines.py NOT_ON_DEMAND).
             {"name": "gpu", "machineType": machine, "gpu": {"type": written, "count": count}, "spot": True},
         ],
         "resourcePools": [{"name": "gpu", "nodePool": "gpu"}],
@@ -533,7 +533,7 @@ def test_regions_of_the_aws_partition_are_accepted():
 def test_a_version_in_extended_support_is_accepted_and_refused_once_eks_drops_it(monkeypatch):
     from datetime import date
 
-    from deploy import versions
+    from components import versions
 
     pinned = eks(cluster={**EKS["cluster"], "kubernetesVersion": "1.33"})
     monkeypatch.setattr(versions, "today", lambda: date(2026, 11, 25))

@@ -1,13 +1,13 @@
 """Cloud SQL tiers: the ENTERPRISE PostgreSQL instance the stack creates takes shared-core or
-custom tiers only (deploy.config.database.cloud_sql_tier_problem, with its sources)."""
+custom tiers only (components.config.database.cloud_sql_tier_problem, with its sources)."""
 
 from __future__ import annotations
 
 import pytest
 from conftest import GKE
 
-from deploy.config import ConfigError, load_config
-from deploy.config.database import cloud_sql_tier_problem
+from components.config import ConfigError, load_config
+from components.config.database import cloud_sql_tier_problem
 
 
 def managed(tier):

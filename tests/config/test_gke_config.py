@@ -7,7 +7,7 @@ import copy
 
 import pytest
 
-from deploy.config import ConfigError, GkeStack, gke_machines, load_config
+from components.config import ConfigError, GkeStack, gke_machines, load_config
 
 SYSTEM = {"name": "system", "machineType": "e2-standard-8"}
 A100 = {"name": "a100", "machineType": "a2-highgpu-4g", "gpu": {"type": "nvidia-tesla-a100", "count": 4}}

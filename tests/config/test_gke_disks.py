@@ -1,4 +1,4 @@
-"""GKE boot disks per machine series (deploy.config.gke_machines.DISK_TYPES): the default is
+"""GKE boot disks per machine series (components.config.gke_machines.DISK_TYPES): the default is
 pd-balanced where the series takes it, else hyperdisk-balanced; a diskType the series cannot
 use is refused; the in-cluster database's volume takes a type its node pool can attach."""
 
@@ -10,8 +10,8 @@ import conftest
 import pytest
 from planning import by_kind, plan_for, planned, resource
 
-from deploy.config import ConfigError, gke_machines, load_config
-from deploy.config.gke import database_disk_type
+from components.config import ConfigError, gke_machines, load_config
+from components.config.gke import database_disk_type
 
 # conftest's smallest GKE stack with an L4 pool (offered in every zone of us-central1 it uses).
 GKE = {

@@ -1,4 +1,4 @@
-"""What Compute Engine sells and attaches, per machine type (deploy.config.gke_machines): machine
+"""What Compute Engine sells and attaches, per machine type (components.config.gke_machines): machine
 types not sold on demand need `spot`, N1 machines carry GPUs only up to a size, and Arm machines
 come tainted by GKE, so their pools are never the system pool and their pods tolerate it."""
 
@@ -9,8 +9,8 @@ import copy
 import pytest
 from conftest import GKE
 
-from deploy.config import ConfigError, gke_machines, load_config
-from deploy.config.node_pools import ARM_TAINT
+from components.config import ConfigError, gke_machines, load_config
+from components.config.node_pools import ARM_TAINT
 
 SYSTEM = {"name": "system", "machineType": "e2-standard-8"}
 # CPU-only resource pools need it (the plan does not know the nodes' CPUs).

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from conftest import GKE
 
-from deploy.config import ConfigError, load_config
-from deploy.config.gke import shared_vpc_host
+from components.config import ConfigError, load_config
+from components.config.gke import shared_vpc_host
 
 HOST = "projects/acme-net-host"
 

@@ -1,4 +1,4 @@
-"""GKE node pool zones: GPU pools go where their GPU is offered (deploy.config.gke_gpu_zones),
+"""GKE node pool zones: GPU pools go where their GPU is offered (components.config.gke_gpu_zones),
 given zones are checked against the region, cluster.zones and the GPU, and the node pools
 carry the result as node locations."""
 
@@ -10,8 +10,8 @@ import math
 import pytest
 from planning import plan_for, resource
 
-from deploy.config import ConfigError, gke_gpu_zones, gke_machines, load_config
-from deploy.config.gke import pool_zones
+from components.config import ConfigError, gke_gpu_zones, gke_machines, load_config
+from components.config.gke import pool_zones
 
 SYSTEM = {"name": "system", "machineType": "e2-standard-8"}
 A100 = {"name": "a100", "machineType": "a2-highgpu-4g", "gpu": {"type": "nvidia-tesla-a100", "count": 4}}

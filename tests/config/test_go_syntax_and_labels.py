@@ -13,9 +13,9 @@ from __future__ import annotations
 import pytest
 from conftest import EKS, GKE, make_config, raw_config
 
-from deploy import cloud_limits, versions
-from deploy.app import master as master_app
-from deploy.config import ConfigError, go_regexp, go_time, load_config
+from components import cloud_limits, versions
+from components.config import ConfigError, go_regexp, go_time, load_config
+from components.determined import master as master_app
 
 # --- log policy patterns (go_regexp) ----------------------------------------------------------
 
@@ -233,7 +233,7 @@ MASTER_WITH_EVERYTHING = {
 
 
 def test_no_env_value_of_master_env_is_silently_dropped():
-    # Derived from the app's own env (deploy/app/master.py), so a name it adds later is covered:
+    # Derived from the app's own env (components/determined/master.py), so a name it adds later is covered:
     # master.env of each name the stack sets is refused at its key, or its value is the one
     # the master gets.
     cfg = make_config(master=MASTER_WITH_EVERYTHING)

@@ -10,12 +10,12 @@ import re
 import pytest
 from conftest import ROOT
 
-from deploy.app import master_yaml, resource_pools
-from deploy.app.database import DatabaseEndpoint
-from deploy.app.master_yaml import MasterSecrets
-from deploy.config import ConfigError, decode_raw, gke_gpu_sharing, gke_machines, load_config
-from deploy.config.gke_gpu_sharing import MIG_PARTITIONS
-from deploy.config.node_pools import GkeNodePool
+from components.config import ConfigError, decode_raw, gke_gpu_sharing, gke_machines, load_config
+from components.config.gke_gpu_sharing import MIG_PARTITIONS
+from components.config.node_pools import GkeNodePool
+from components.determined import master_yaml, resource_pools
+from components.determined.database import DatabaseEndpoint
+from components.determined.master_yaml import MasterSecrets
 from plan import stackfile
 
 SYSTEM = {"name": "system", "machineType": "e2-standard-8"}
@@ -80,7 +80,7 @@ def pool_slots(cfg, pool="gpu") -> int | None:
 # --- the facts ---------------------------------------------------------------------------------
 
 # (accelerator, partition size, partitions per GPU), as GKE's partitioner and NVIDIA's MIG
-# profiles give them (sources in deploy/config/gke_gpu_sharing.py).
+# profiles give them (sources in components/config/gke_gpu_sharing.py).
 PARTITION_FACTS = [
     ("nvidia-tesla-a100", "1g.5gb", 7),
     ("nvidia-tesla-a100", "2g.10gb", 3),

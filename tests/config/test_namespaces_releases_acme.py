@@ -1,6 +1,6 @@
 """What the real services refuse, refused at config time.
 
-Each test guards one sourced fact (the source is beside the rule in deploy/config): the
+Each test guards one sourced fact (the source is beside the rule in components/config): the
 add-ons' namespaces, the releases the project knows, PostgreSQL's startup checks of settings
 together, RDS's instance classes, Helm's release names, a writable checkpoint share, DNS label
 lengths and Let's Encrypt's names and contacts.
@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 from conftest import EKS, raw_config
 
-from deploy.addons import cert_manager, envoy_gateway, gpu_operator, kueue, reloader
-from deploy.app import master_yaml_schema
-from deploy.config import load_config
-from deploy.config import postgres_settings as pg
-from deploy.config.database import HELM_RELEASE_NAME_MAX, rds_instance_class_problem
-from deploy.config.errors import ConfigError
-from deploy.config.tls import FORBIDDEN_CONTACT_DOMAINS, NON_PUBLIC_SUFFIXES, non_public_suffix
+from components.addons import cert_manager, envoy_gateway, gpu_operator, kueue, reloader
+from components.config import load_config
+from components.config import postgres_settings as pg
+from components.config.database import HELM_RELEASE_NAME_MAX, rds_instance_class_problem
+from components.config.errors import ConfigError
+from components.config.tls import FORBIDDEN_CONTACT_DOMAINS, NON_PUBLIC_SUFFIXES, non_public_suffix
+from components.determined import master_yaml_schema
 
 
 def problems(**overrides) -> list[str]:

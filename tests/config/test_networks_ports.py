@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from conftest import EKS, GKE, raw_config
 
-from deploy.app import config_overrides
-from deploy.config import ConfigError, load_config
-from deploy.config.cluster import GKE_AUTHORIZED_NETWORKS_MAX
-from deploy.config.eks import EKS_MIN_SUBNET_ZONES
-from deploy.config.gke import GCE_SUBNET_SMALLEST_PREFIX
-from deploy.config.syntax import PORT_MAX, PORT_MIN, port_problem
+from components.config import ConfigError, load_config
+from components.config.cluster import GKE_AUTHORIZED_NETWORKS_MAX
+from components.config.eks import EKS_MIN_SUBNET_ZONES
+from components.config.gke import GCE_SUBNET_SMALLEST_PREFIX
+from components.config.syntax import PORT_MAX, PORT_MIN, port_problem
+from components.determined import config_overrides
 
 
 def problems(raw) -> list[str]:
@@ -55,8 +55,8 @@ def test_gke_takes_fifty_authorized_networks_and_not_one_more():
 
 def test_the_plan_keeps_the_public_endpoint_the_limit_of_fifty_is_for():
     # 50 holds for a public endpoint (100 for a private one): the cluster must keep it.
-    from deploy.platform.gke.cluster import cluster_args
-    from deploy.platform.gke.network import Network
+    from components.cluster.gke.cluster import cluster_args
+    from components.cluster.gke.network import Network
 
     cfg = load_config(gke(privateNodes=True, authorizedNetworks=cidrs(3)))
     args = cluster_args(cfg, "p", Network("net", "subnet", None, None, []), "sa@p.iam.gserviceaccount.com")
@@ -88,7 +88,7 @@ def test_a_nodes_range_of_ipv6_is_refused():
 
 def test_the_nodes_range_is_the_subnet_primary_range():
     # The rule is about the primary range: the plan must put nodesCidr there.
-    from deploy.platform.gke.network import subnetwork_args
+    from components.cluster.gke.network import subnetwork_args
 
     cfg = load_config(gke(network={"nodesCidr": "10.10.0.0/29"}))
     assert subnetwork_args(cfg, "net")["ip_cidr_range"] == "10.10.0.0/29"
@@ -112,7 +112,7 @@ def test_eks_refuses_an_ipv6_public_access_range_each_at_its_index():
 
 def test_the_eks_cluster_is_an_ipv4_cluster():
     # The IPv6 rule holds for IPv4 clusters: the cluster must not ask for another family.
-    from deploy.platform.eks import cluster
+    from components.cluster.eks import cluster
 
     source = Path(cluster.__file__).read_text()
     assert "ip_family" not in source and "ipFamily" not in source

@@ -11,13 +11,13 @@ import pytest
 from conftest import EKS, GKE, ROOT, make_config, raw_config
 from crds import crd_problems
 
-from deploy import names
-from deploy.app import database as app_database
-from deploy.app import exposure
-from deploy.config import ConfigError, load_config
-from deploy.config import tls as tls_config
-from deploy.config.database import SSL_WITHOUT_CERTIFICATE
-from deploy.kube import api_rules
+from components import names
+from components.config import ConfigError, load_config
+from components.config import tls as tls_config
+from components.config.database import SSL_WITHOUT_CERTIFICATE
+from components.determined import database as app_database
+from components.determined import exposure
+from components.kube import api_rules
 
 
 def problems(raw) -> list[tuple[str, str]]:

@@ -1,6 +1,6 @@
 """Text values, CA bundles, node labels and cloud tags: what Kubernetes, the clouds and the
 master refuse is refused at config time (issue 22), each fact with its source in the code
-(deploy/config/syntax.py, deploy/cloud_limits.py, deploy/config/cluster.py, master.py)."""
+(components/config/syntax.py, components/cloud_limits.py, components/config/cluster.py, master.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import base64
 import pytest
 from conftest import EKS, GKE, ROOT, make_config, raw_config
 
-from deploy import cloud_limits
-from deploy.config import ConfigError, load_config, syntax
+from components import cloud_limits
+from components.config import ConfigError, load_config, syntax
 from plan import cloud_check
 
 CA = (ROOT / "tests" / "data" / "test-ca.pem").read_text()

@@ -11,10 +11,10 @@ import pytest
 from conftest import EKS, GKE, ROOT, raw_config
 from crds import crd_problems
 
-from deploy import versions
-from deploy.addons import cert_manager
-from deploy.config import ConfigError, load_config
-from deploy.config import tls as tls_config
+from components import versions
+from components.addons import cert_manager
+from components.config import ConfigError, load_config
+from components.config import tls as tls_config
 
 CLUSTER_ISSUER_SCHEMA = ROOT / "tests/data/crd-schemas/cert-manager.io_v1_ClusterIssuer.json"
 

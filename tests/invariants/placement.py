@@ -31,11 +31,11 @@ import stack_plans
 import test_network_fencing as fencing
 from stack_plans import Planned
 
-from deploy import config as stack_config
-from deploy import defaults, versions
-from deploy.addons import kueue
-from deploy.app import workspaces
-from deploy.kube import pod_security
+from components import config as stack_config
+from components import constants, versions
+from components.addons import kueue
+from components.determined import workspaces
+from components.kube import pod_security
 
 # --- the master, by version -------------------------------------------------------------------
 
@@ -65,7 +65,7 @@ DEFAULT_SLOTS = {
 # The Determined workspace every task without one belongs to (model.DefaultWorkspaceID).
 UNCATEGORIZED = "Uncategorized"
 # Determined's containers (spec.go: model.DeterminedK8ContainerName; configureInitContainer).
-TASK_CONTAINER = defaults.TASK_CONTAINER
+TASK_CONTAINER = constants.TASK_CONTAINER
 INIT_CONTAINER = "determined-init-container"
 # pkg/tasks/task_gc.go ToTaskSpec; the GC of a deleted experiment runs with the master's own
 # task spec, so in no workspace (internal/api_experiment.go:389 and :1230 at v0.38.1).
@@ -189,7 +189,7 @@ def master_of(stack: Planned) -> Master:
             stack.master["resource_manager"]["default_aux_resource_pool"],
         )
         for entry in workspace_mapping(stack):
-            # The workspace Job (deploy/app/data/bind_workspaces.py): a workspace is bound to
+            # The workspace Job (components/determined/data/bind_workspaces.py): a workspace is bound to
             # its first entry's namespace; each pool to its workspace, but the master's default
             # pools, which it refuses to bind (internal/api_resourcepool.go:214-232 at v0.38.1).
             workspace_namespaces.setdefault(entry["workspace"], entry["namespace"])
@@ -497,7 +497,7 @@ def queue_problems(stack: Planned, placement: Placement, pod: dict[str, Any]) ->
     """Kueue (batch/job integration, Jobs only): a Job labelled with a queue waits, suspended,
     until the LocalQueue of that name in its namespace points at a ClusterQueue that selects the
     namespace, covers every resource its pods request and holds them all. Bare pods (before
-    0.34) are not managed (the pod integration is off: deploy/addons/kueue.py FRAMEWORKS)."""
+    0.34) are not managed (the pod integration is off: components/addons/kueue.py FRAMEWORKS)."""
     name = placement.labels.get(kueue.QUEUE_LABEL)
     if name is None or placement.kind != "Job" or not stack.manifests("ClusterQueue"):
         return None, []

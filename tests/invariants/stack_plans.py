@@ -18,8 +18,8 @@ import planning
 import yaml
 from conftest import ROOT
 
-from deploy import config as stack_config
-from deploy import versions
+from components import config as stack_config
+from components import versions
 from plan import stackfile
 from plan.runner import PlanResult
 

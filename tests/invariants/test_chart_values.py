@@ -20,7 +20,7 @@ import pytest
 import stack_plans
 from conftest import ROOT
 
-from deploy import versions
+from components import versions
 
 KEYS_DIR = ROOT / "tests" / "data" / "chart-keys"
 RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"

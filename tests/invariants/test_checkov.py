@@ -3,7 +3,7 @@
 Every stack of stacks/ and tests/fixtures/stacks/ (and the GKE driver installer in both its
 node image variants, only one of which a stack uses) is written to a directory of its own and
 scanned once per session by checkov (in .venv-scan; `make test` makes it). No check may
-fail. A check is skipped only through deploy/kube/scan_exceptions.py, which annotates the
+fail. A check is skipped only through components/kube/scan_exceptions.py, which annotates the
 object itself with the check and why; every such annotation must excuse a real finding: each
 object that carries skips is scanned a second time without them (renamed, beside the
 original), and each skipped check must fail there.
@@ -24,10 +24,10 @@ import stack_plans
 import yaml
 from conftest import ROOT
 
-from deploy import defaults
-from deploy.addons import gke_driver_installer
-from deploy.app import database_backup
-from deploy.kube import scan_exceptions
+from components import constants
+from components.addons import gke_driver_installer
+from components.determined import database_backup
+from components.kube import scan_exceptions
 from plan import mocks
 
 SCAN_PYTHON = ROOT / ".venv-scan" / "bin" / "python"
@@ -60,7 +60,7 @@ def upgrade_dumps(name: str) -> list[dict[str, Any]]:
         result = planning.plan_file(stack_plans.STACK_FILES[name])
     finally:
         mocks.INVOKES[token] = saved
-    prefix = defaults.PRE_UPGRADE_JOB_PREFIX
+    prefix = constants.PRE_UPGRADE_JOB_PREFIX
     jobs = [m for m in result.manifests if m["kind"] == "Job" and m["metadata"]["name"].startswith(prefix)]
     # With the NetworkPolicies that select their pods (graph checks look for them).
     return jobs + [m for m in result.manifests if m["kind"] == "NetworkPolicy"]

@@ -11,10 +11,10 @@ from conftest import EKS, GKE, ROOT, raw_config
 from planning import plan_for
 from stack_plans import NAMES, plan
 
-from deploy import names
+from components import names
 from plan import cloud_check
 
-# Every cloud name each stack and fixture was planned with before deploy.names existed (the
+# Every cloud name each stack and fixture was planned with before components.names existed (the
 # release of stop 17): what their deployments are called.
 DEPLOYED = json.loads((ROOT / "tests" / "data" / "cloud-names-deployed.json").read_text())
 

@@ -1,12 +1,12 @@
 """Kubernetes objects over every stack and fixture: nothing the API server refuses beyond
-its schema (plan.kube_check, with the rules of deploy.kube.api_rules)."""
+its schema (plan.kube_check, with the rules of components.kube.api_rules)."""
 
 from __future__ import annotations
 
 import pytest
 from stack_plans import NAMES, plan
 
-from deploy.config import load_config, master_config_size
+from components.config import load_config, master_config_size
 from plan import kube_check
 
 

@@ -13,7 +13,7 @@ from conftest import BASE, raw_config
 from crds import crd_problems
 from planning import plan_for
 
-from deploy.kube import validation
+from components.kube import validation
 
 KUBERNETES_VERSION = "1.33"
 

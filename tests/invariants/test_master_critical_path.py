@@ -14,8 +14,8 @@ import pytest
 import stack_plans
 from test_dependencies import ordered_after
 
-from deploy import defaults
-from deploy.app import database_backup
+from components import constants
+from components.determined import database_backup
 
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 NODE_POOL_TYPES = ("gcp:container/nodePool:NodePool", "aws:eks/nodeGroup:NodeGroup")
@@ -41,7 +41,7 @@ def master_waits_for(stack: stack_plans.Planned) -> list[dict]:
     (deployment,) = [
         r
         for r in resources
-        if r["type"] == DEPLOYMENT and r["inputs"]["metadata"]["name"] == defaults.MASTER_NAME
+        if r["type"] == DEPLOYMENT and r["inputs"]["metadata"]["name"] == constants.MASTER_NAME
     ]
     waited = ordered_after(resources, deployment["urn"])
     return [r for r in resources if r["urn"] in waited]
@@ -76,7 +76,7 @@ def test_a_first_install_runs_no_dump_before_the_master(stack):
         r["name"]
         for r in stack.result.resources
         if r["type"] == "kubernetes:batch/v1:Job"
-        and r["inputs"]["metadata"]["name"].startswith(defaults.PRE_UPGRADE_JOB_PREFIX)
+        and r["inputs"]["metadata"]["name"].startswith(constants.PRE_UPGRADE_JOB_PREFIX)
     ]
     before_upgrade = database.get("backup", {}).get("beforeUpgrade", True)
     expected = before_upgrade and (database.get("mode") == "external" or "fromHelmChart" in database)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 import stack_plans
 
-from deploy import versions
-from deploy.app import master_yaml_schema
+from components import versions
+from components.determined import master_yaml_schema
 
 REDACTED = "[secret]"
 

@@ -29,7 +29,7 @@ from conftest import raw_config
 from planning import plan_for
 from stack_plans import containers, labels_match, master_workload, workloads
 
-from deploy import defaults, kube
+from components import constants, kube
 
 NAME = "app.kubernetes.io/name"
 ENVOY_NAMESPACE = "envoy-gateway-system"
@@ -40,7 +40,12 @@ NODE = "10.0.3.4"  # a node's address: where host-network pods connect from
 KUBERNETES_API = "172.16.0.2"  # an address the master cannot know in advance
 DB_SERVER = "10.20.0.5"  # an external or managed server's private address
 # The database's clients besides the master; any other pod is refused.
-DB_CLIENTS = {"master", defaults.BACKUP_COMPONENT, defaults.RESTORE_COMPONENT, defaults.MIGRATION_COMPONENT}
+DB_CLIENTS = {
+    "master",
+    constants.BACKUP_COMPONENT,
+    constants.RESTORE_COMPONENT,
+    constants.MIGRATION_COMPONENT,
+}
 
 
 @dataclass(frozen=True)
@@ -200,7 +205,7 @@ def cluster_of(stack) -> Cluster:
     roles = [
         r
         for r in stack.manifests("Role")
-        if r["metadata"]["name"] == defaults.MASTER_NAME
+        if r["metadata"]["name"] == constants.MASTER_NAME
         and any("pods" in rule["resources"] for rule in r["rules"])
     ]
     pods = []
@@ -211,11 +216,11 @@ def cluster_of(stack) -> Cluster:
             Pod(obj["metadata"]["namespace"], labels, ports, f"{obj['kind']}/{obj['metadata']['name']}")
         )
     # The dump before an upgrade: an update that changes the master version runs it (a plan is
-    # of a first install, which runs none: deploy/app/database_backup.upgrade_dump).
+    # of a first install, which runs none: components/determined/database_backup.upgrade_dump).
     before_upgrade = stack.raw.get("database", {}).get("backup", {}).get("beforeUpgrade", True)
-    dumps = [p for p in pods if p.name.startswith(f"Job/{defaults.PRE_UPGRADE_JOB_PREFIX}")]
+    dumps = [p for p in pods if p.name.startswith(f"Job/{constants.PRE_UPGRADE_JOB_PREFIX}")]
     if before_upgrade and not dumps:
-        pods.append(Pod(namespace, kube.labels(defaults.BACKUP_COMPONENT), [], "Job/upgrade-dump"))
+        pods.append(Pod(namespace, kube.labels(constants.BACKUP_COMPONENT), [], "Job/upgrade-dump"))
     return Cluster(
         stack=stack,
         policies=stack.manifests("NetworkPolicy"),
@@ -301,7 +306,7 @@ def needs_master(c: Cluster, pod: Pod) -> list[str]:
     envoy = c.envoy
     if envoy is not None and not allowed(c.policies, envoy, pod, port):
         problems.append("the Gateway's Envoy pods cannot reach the master")
-    service = c.stack.one("Service", defaults.MASTER_SERVICE_NAME, c.namespace)
+    service = c.stack.one("Service", constants.MASTER_SERVICE_NAME, c.namespace)
     if service["spec"]["type"] != "ClusterIP" and not allowed(c.policies, Address(OUTSIDE), pod, port):
         problems.append(f"the master's {service['spec']['type']} Service does not let clients in")
     for target in (Address(KUBERNETES_API), Address(OUTSIDE)):
@@ -354,14 +359,14 @@ NEEDS = {
     "master": needs_master,
     "database": needs_database,
     "bind-workspaces": needs_bind_workspaces,
-    defaults.BACKUP_COMPONENT: needs_database_client,
-    defaults.RESTORE_COMPONENT: needs_database_client,
-    defaults.MIGRATION_COMPONENT: needs_database_client,
+    constants.BACKUP_COMPONENT: needs_database_client,
+    constants.RESTORE_COMPONENT: needs_database_client,
+    constants.MIGRATION_COMPONENT: needs_database_client,
 }
 
 
 def test_the_helm_chart_migration_job_reaches_the_database_from_wherever_it_runs(cluster):
-    for job in cluster.component(defaults.MIGRATION_COMPONENT):
+    for job in cluster.component(constants.MIGRATION_COMPONENT):
         server, port = database_server(cluster)
         assert allowed(cluster.policies, job, server, port), job
         if isinstance(server, Pod):
@@ -377,7 +382,7 @@ def test_every_pod_of_the_determined_namespace_is_allowed_what_it_needs(cluster)
         if need is None:
             problems.append(
                 f"{pod.name}: no fencing known for pods of {pod.labels.get(NAME)!r}: give them a "
-                "NetworkPolicy (deploy/app/network_policies.py) and say here what they need"
+                "NetworkPolicy (components/determined/network_policies.py) and say here what they need"
             )
             continue
         problems += need(cluster, pod)
@@ -416,7 +421,7 @@ def test_the_database_admits_nothing_but_the_master_and_its_backup_restore_and_m
                     assert set(peer) <= {"podSelector", "namespaceSelector"}, peer
                     client = peer["podSelector"]["matchLabels"]
                     assert client[NAME] in DB_CLIENTS and client["app.kubernetes.io/instance"] == "determined"
-                    assert "namespaceSelector" not in peer or client[NAME] == defaults.MIGRATION_COMPONENT
+                    assert "namespaceSelector" not in peer or client[NAME] == constants.MIGRATION_COMPONENT
         # As applied: nobody else, on no other port.
         assert allowed(cluster.policies, cluster.master, db, port)
         assert not allowed(cluster.policies, cluster.master, db, 22)
@@ -522,8 +527,8 @@ def test_peers_name_components_and_ports_the_stack_has(cluster):
 def test_services_forward_to_ports_the_policies_open(cluster):
     """The master's and database's Services target the very ports their policies open."""
     for service_name, component in (
-        (defaults.MASTER_SERVICE_NAME, "master"),
-        (defaults.DB_SERVICE_NAME, "database"),
+        (constants.MASTER_SERVICE_NAME, "master"),
+        (constants.DB_SERVICE_NAME, "database"),
     ):
         found = cluster.stack.manifests("Service", cluster.namespace)
         service = next((s for s in found if s["metadata"]["name"] == service_name), None)

@@ -12,7 +12,7 @@ import pytest
 import stack_plans
 from stack_plans import containers, master_workload, workloads
 
-from deploy import versions
+from components import versions
 
 # Volume sources that carry configuration (or credentials): never written by a container.
 CONFIG_SOURCES = ("secret", "configMap", "projected", "downwardAPI")

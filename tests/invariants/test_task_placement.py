@@ -16,9 +16,9 @@ import yaml
 from conftest import raw_config
 from planning import plan_for
 
-from deploy import versions
-from deploy.addons import kueue
-from deploy.app import resource_pools
+from components import versions
+from components.addons import kueue
+from components.determined import resource_pools
 
 WITH_MEMORY_LIMIT = {
     "spec": {"containers": [{"name": "determined-container", "resources": {"limits": {"memory": "64Gi"}}}]}

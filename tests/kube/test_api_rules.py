@@ -1,4 +1,4 @@
-"""The API server's own validation, rule by rule (deploy.kube.api_rules): each fact from
+"""The API server's own validation, rule by rule (components.kube.api_rules): each fact from
 apimachinery v0.34.0 / pkg/apis/core/validation, accepted and refused at its edge."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from conftest import make_config, raw_config
 
-from deploy.config import ConfigError, master_config_size
-from deploy.kube import api_rules as r
+from components.config import ConfigError, master_config_size
+from components.kube import api_rules as r
 
 
 def _pod(spec: dict, labels: dict | None = None, annotations: dict | None = None) -> dict:
@@ -437,7 +437,7 @@ def test_checkpoint_gc_mounts_are_checked_against_every_layer():
 
 
 def test_checkpoint_gc_mounts_the_project_volumes(monkeypatch):
-    from deploy.app import resource_pools
+    from components.determined import resource_pools
 
     raw = raw_config()
     raw["taskContainerDefaults"] = {"checkpointGcPodSpec": _gc_mount("from-project")}

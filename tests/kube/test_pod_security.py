@@ -7,9 +7,9 @@ import copy
 import pytest
 from conftest import make_config
 
-from deploy import versions
-from deploy.app import determined, resource_pools
-from deploy.kube import pod_security
+from components import versions
+from components.determined import determined, resource_pools
+from components.kube import pod_security
 
 S3 = {"type": "s3", "bucket": "my-checkpoints"}
 

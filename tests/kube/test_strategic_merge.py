@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from deploy.kube import schema, strategic_merge
-from deploy.kube.strategic_merge import POD, as_pod, merge, merge_pods
+from components.kube import schema, strategic_merge
+from components.kube.strategic_merge import POD, as_pod, merge, merge_pods
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -426,7 +426,7 @@ def test_schema_resolves_refs_and_items() -> None:
 
 def test_schema_loads_lazily_and_once() -> None:
     probe = (
-        "import deploy.kube.schema as s, deploy.kube.strategic_merge as m\n"
+        "import components.kube.schema as s, components.kube.strategic_merge as m\n"
         "assert s.document.cache_info().currsize == 0, 'loaded at import'\n"
         "m.merge_pods({'containers': [{'name': 'a'}]}, {'containers': [{'name': 'a', 'image': 'x'}]})\n"
         "m.merge({'volumes': []}, {'volumes': [{'name': 'v', 'emptyDir': {}}]})\n"

@@ -9,8 +9,8 @@ import pytest
 from conftest import EKS, GKE, raw_config
 from planning import plan_for
 
-from deploy import cloud_limits
-from deploy.platform.eks import database as eks_database
+from components import cloud_limits
+from components.cluster.eks import database as eks_database
 from plan import cloud_check, runner
 from plan.errors import PlanFailure
 
@@ -189,7 +189,7 @@ def test_the_check_runs_in_every_plan(monkeypatch):
 
 def test_a_boot_disk_the_machine_cannot_use_stops_the_plan(monkeypatch):
     """Break the code: every pool boots from pd-balanced, as before (C4 takes Hyperdisk only)."""
-    from deploy.platform.gke import node_pools
+    from components.cluster.gke import node_pools
 
     raw = raw_config(**copy.deepcopy(GKE))
     raw["nodePools"][0]["machineType"] = "c4-standard-8"
@@ -201,7 +201,7 @@ def test_a_boot_disk_the_machine_cannot_use_stops_the_plan(monkeypatch):
 
 def test_gpu_zones_that_lack_the_gpu_stop_the_plan(monkeypatch):
     """Break the code: a GPU pool spread over every zone of the region, as before."""
-    from deploy.platform.gke import node_pools
+    from components.cluster.gke import node_pools
 
     raw = raw_config(**copy.deepcopy(GKE))
     raw["cluster"] |= {

@@ -30,7 +30,7 @@ import pytest
 import yaml
 from conftest import ROOT
 
-from deploy.config import ConfigError, decode_raw, nesting
+from components.config import ConfigError, decode_raw, nesting
 from plan import cli, output, stackfile
 from plan.output import MARKER, OutputError
 from plan.stackfile import StackFileError

@@ -10,9 +10,9 @@ import yaml
 from conftest import GKE, raw_config
 from planning import plan_for
 
-from deploy import defaults
-from deploy.addons import kueue
-from deploy.kube import api_rules
+from components import constants
+from components.addons import kueue
+from components.kube import api_rules
 from plan import cli, kube_check, runner
 from plan.errors import PlanFailure
 
@@ -101,7 +101,7 @@ def test_the_master_config_secret_is_judged_at_its_real_size():
     secret = {
         "apiVersion": "v1",
         "kind": "Secret",
-        "metadata": {"name": defaults.MASTER_CONFIG_SECRET, "namespace": "determined"},
+        "metadata": {"name": constants.MASTER_CONFIG_SECRET, "namespace": "determined"},
         "stringData": {"master.yaml": "[secret]"},
     }
     assert kube_check.violations([_res(secret)], "port: 8081\n") == []

@@ -224,7 +224,7 @@ def test_every_modelled_function_answers_with_the_sdks_result_fields(token):
     package, module, name = token.split(":")
     if package == "pulumi":
         # The engine's builtin provider answers it: readStackReference's fields
-        # (pkg/resource/deploy/builtins.go of pulumi/pulumi).
+        # (pkg/resource/components/builtins.go of pulumi/pulumi).
         answer = PlanMocks(Recorder()).call(MockCallArgs(token, {"name": "o/p/s"}, ""))
         assert set(answer) == {"name", "outputs", "secretOutputNames"}
         return
@@ -266,9 +266,9 @@ def _cloud_program(original):
 
 @pytest.fixture
 def cloud_program(monkeypatch):
-    import deploy.program
+    import components.program
 
-    monkeypatch.setattr(deploy.program, "main", _cloud_program(deploy.program.main))
+    monkeypatch.setattr(components.program, "main", _cloud_program(components.program.main))
 
 
 def test_cloud_outputs_reach_the_program_after_apply(cloud_program):
@@ -309,16 +309,16 @@ def _unknown_output() -> pulumi.Output:
 
 
 def test_an_unknown_export_fails_an_update_plan(monkeypatch):
-    import deploy.program
+    import components.program
 
-    original = deploy.program.main
+    original = components.program.main
 
     def main():
         det = original()
         pulumi.export("late", _unknown_output())
         return det
 
-    monkeypatch.setattr(deploy.program, "main", main)
+    monkeypatch.setattr(components.program, "main", main)
     with pytest.raises(PlanFailure, match="unknown after the simulated apply: stack export late"):
         plan_for(raw_config())
     assert plan_for(raw_config(), preview=True).outputs["late"] == UNKNOWN
@@ -327,16 +327,16 @@ def test_an_unknown_export_fails_an_update_plan(monkeypatch):
 def test_an_unknown_input_fails_an_update_plan(monkeypatch):
     import pulumi_kubernetes as k8s
 
-    import deploy.program
+    import components.program
 
-    original = deploy.program.main
+    original = components.program.main
 
     def main():
         det = original()
         k8s.core.v1.ConfigMap("late", metadata={"name": "late"}, data={"x": _unknown_output()})
         return det
 
-    monkeypatch.setattr(deploy.program, "main", main)
+    monkeypatch.setattr(components.program, "main", main)
     with pytest.raises(PlanFailure, match=r"kubernetes:core/v1:ConfigMap late: data\.x"):
         plan_for(raw_config())
     preview = plan_for(raw_config(), preview=True)

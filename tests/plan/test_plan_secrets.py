@@ -13,7 +13,7 @@ from conftest import pulumi_config, raw_config
 from planning import files, one, plan_for
 
 import plan.__main__ as cli
-from deploy.config import ConfigError
+from components.config import ConfigError
 from plan import runner, stackfile, standins
 from plan.redaction import SECRET, redact
 
@@ -172,7 +172,7 @@ def _leaking(original):
     def main():
         import pulumi_kubernetes as k8s
 
-        from deploy.config import load_config, read_pulumi_config
+        from components.config import load_config, read_pulumi_config
 
         det = original()
         cfg = load_config(read_pulumi_config())
@@ -186,14 +186,14 @@ def _leaking(original):
 
 
 def test_a_secret_on_its_way_into_an_output_fails_the_plan_and_writes_nothing(tmp_path, monkeypatch, capsys):
-    import deploy.program
+    import components.program
 
     path = write_stack(tmp_path, raw_config(database={"password": "Real-Db-Pass-1"}))
     out = tmp_path / "o"
     assert cli.main(["--config", str(path), "--out", str(out)]) == 0
     before = files(out)
     capsys.readouterr()
-    monkeypatch.setattr(deploy.program, "main", _leaking(deploy.program.main))
+    monkeypatch.setattr(components.program, "main", _leaking(components.program.main))
     assert cli.main(["--config", str(path), "--out", str(out)]) == 3
     err = capsys.readouterr().err
     assert err == (

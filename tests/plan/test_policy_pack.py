@@ -262,7 +262,7 @@ def test_the_readmes_publishable_pack_starts_with_every_rule(tmp_path):
     start = readme.index("```sh\nrm -rf build/policy-pack")
     script = readme[start + len("```sh\n") : readme.index("```", start + 3)]
     assert "pulumi policy publish" in script
-    for name in ("policies", "deploy"):
+    for name in ("policies", "components"):
         shutil.copytree(ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "requirements.txt", tmp_path)
     commands = "\n".join(line for line in script.replace("\\\n", "").splitlines() if "pulumi " not in line)
@@ -271,7 +271,7 @@ def test_the_readmes_publishable_pack_starts_with_every_rule(tmp_path):
     assert sorted(p.name for p in bundle.iterdir()) == [
         "PulumiPolicy.yaml",
         "__main__.py",
-        "deploy",
+        "components",
         "policies",
         "requirements.txt",
     ]

@@ -78,7 +78,7 @@ def test_stack_names_that_are_not(name):
 
 
 def test_deep_nesting_is_a_configuration_error_naming_the_key(tmp_path):
-    from deploy.config import ConfigError
+    from components.config import ConfigError
 
     with pytest.raises(ConfigError, match=r"^determined:x\[0\]\[0\].*: nested more than 64 levels deep"):
         load(tmp_path, "config:\n  determined:x: " + "[" * 5000 + "]" * 5000 + "\n")

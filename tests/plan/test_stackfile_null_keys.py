@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from deploy.config import ConfigError
+from components.config import ConfigError
 from plan import stackfile
 
 

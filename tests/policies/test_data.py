@@ -380,7 +380,7 @@ def storage_class(policy: str | None = "Retain", name: str = "determined-db") ->
 
 
 def test_database_volume_class_name_is_the_projects():
-    from deploy.platform import database_volume
+    from components.cluster import database_volume
 
     assert data.DB_STORAGE_CLASS == database_volume.NAME
 

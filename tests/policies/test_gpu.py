@@ -686,9 +686,9 @@ def test_operator_ignores_other_releases_and_existing_clusters():
 
 
 def test_constants_are_the_projects():
-    from deploy.addons import gke_driver_installer, gpu_operator
-    from deploy.platform.eks import node_groups
-    from deploy.platform.gke import node_pools
+    from components.addons import gke_driver_installer, gpu_operator
+    from components.cluster.eks import node_groups
+    from components.cluster.gke import node_pools
 
     assert gpu.GKE_NVIDIA_DIR == gpu_operator.GKE_NVIDIA_DIR
     assert gpu.GPU_OPERATOR_CHART == gpu_operator.versions.GPU_OPERATOR_CHART

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
 
-from deploy.platform.eks import dns
+from components.cluster.eks import dns
 from tests.policies.support import args, check, ctx, master_config, resource, rule
 
 CLUSTER = "gcp:container/cluster:Cluster"
@@ -392,7 +392,7 @@ def test_bucket_grants_pass_over_a_policy_a_first_preview_does_not_know():
 # --- dns-grants-scoped --------------------------------------------------------------------------
 
 ZONE_ARN = "arn:aws:route53:::hostedzone/Z0123456789ABCDEFGHIJ"
-# What the program gives cert-manager's role (deploy/platform/eks/dns.py): the pack must pass it.
+# What the program gives cert-manager's role (components/cluster/eks/dns.py): the pack must pass it.
 DNS_POLICY = dns.zone_policy(["Z0123456789ABCDEFGHIJ"], [dns.challenge_record("det.example.org")])
 
 

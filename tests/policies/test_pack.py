@@ -134,7 +134,7 @@ def test_policy_config_env_is_what_the_cli_sets():
 
 
 def test_the_pack_installs_what_the_project_pins():
-    # The pack imports deploy.* (tables, names, master.yaml key data): the program's needs.
+    # The pack imports components.* (tables, names, master.yaml key data): the program's needs.
     lines = [
         line.strip()
         for line in (ROOT / "policies" / "requirements.txt").read_text().splitlines()

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from deploy.addons import gke_driver_installer
-from deploy.app import workspaces
+from components.addons import gke_driver_installer
+from components.determined import workspaces
 from tests.policies.support import args, check, ctx, master_config, resource, rule
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import yaml
 from planning import by_kind, of_type, one, plan_for, planned
 
-from deploy.config import load_config
+from components.config import load_config
 
 
 def releases(result):
@@ -213,7 +213,7 @@ def test_a_master_that_ends_tls_with_an_issued_certificate_and_its_edge_wait_for
     annotations = one(result, "Deployment", "determined-master")["metadata"]["annotations"]
     assert {k: v for k, v in annotations.items() if not k.startswith("checkov.io/")} == {
         "pulumi.com/skipAwait": "true",
-        # A renewed certificate restarts it (deploy/addons/reloader.py).
+        # A renewed certificate restarts it (components/addons/reloader.py).
         "secret.reloader.stakater.com/reload": "determined-tls",
     }
     (job,) = [j for j in by_kind(result, "Job") if "bind-workspaces" in j["metadata"]["name"]]

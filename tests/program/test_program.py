@@ -9,8 +9,8 @@ import yaml
 from conftest import BASE, pulumi_config, raw_config
 from planning import by_kind, one, plan_for, planned, resource, stack_files, stack_name
 
-from deploy.config import ConfigError, StackConfig, load_config
-from deploy.versions import INITIAL_PASSWORD_SINCE
+from components.config import ConfigError, StackConfig, load_config
+from components.versions import INITIAL_PASSWORD_SINCE
 from plan import runner, stackfile, standins
 from plan.mocks import Recorder, is_secret
 from plan.redaction import SECRET, UNKNOWN

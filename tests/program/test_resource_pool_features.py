@@ -9,7 +9,7 @@ import yaml
 from conftest import raw_config
 from planning import by_kind, of_type, one, plan_for, planned
 
-from deploy.config import ConfigError, load_config
+from components.config import ConfigError, load_config
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 

@@ -1,0 +1,129 @@
+"""The EKS cluster: pinned version, API authentication with explicit access entries,
+control-plane logs, secrets encrypted with a rotated KMS key, a fenced API endpoint, the
+managed add-ons, and the kubeconfig the Kubernetes provider uses."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+
+from components import versions
+from components.config import EksStack
+from components.kube.kubeconfig import kubeconfig as kube_kubeconfig
+
+LOG_TYPES = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
+# What follows the cluster's Kubernetes version (the version the cluster reports, so that an
+# unpinned cluster's groups follow the version it runs): every managed node group
+# (`version`) and every managed add-on (`addon_version`). "If your cluster has managed node
+# groups attached to it, all of your node groups' Kubernetes versions must match the
+# cluster's Kubernetes version in order to update the cluster to a new Kubernetes version"
+# (Amazon EKS API reference, UpdateClusterVersion,
+# https://docs.aws.amazon.com/eks/latest/APIReference/API_UpdateClusterVersion.html, read
+# 2026-11-25): groups left behind would block the next upgrade. A group's version changes in
+# place (UpdateNodegroupVersion); an add-on's in place too (UpdateAddon).
+CLUSTER_VERSION_FOLLOWERS = {"aws:eks/nodeGroup:NodeGroup": "version", "aws:eks/addon:Addon": "addonVersion"}
+# An add-on's version: EKS's default for the cluster's minor (`most_recent=False`), the one
+# EKS installs when none is given (DescribeAddonVersions `defaultVersion`,
+# https://docs.aws.amazon.com/eks/latest/APIReference/API_AddonVersionInfo.html, read
+# 2026-11-25), not the newest, which may not have had its defaults' testing yet.
+ADDON_MOST_RECENT = False
+ADMIN_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+# Managed add-ons, each at the default version for the cluster's Kubernetes version.
+ADDONS = ("vpc-cni", "kube-proxy", "eks-pod-identity-agent", "coredns", "aws-ebs-csi-driver")
+# Add-ons whose pods need nodes to run on (the others are DaemonSets or cluster-side).
+ADDONS_ON_NODES = {"coredns", "aws-ebs-csi-driver"}
+# Add-on settings other than the defaults (the add-on's configuration values). The VPC CNI
+# enforces NetworkPolicies only with its network policy agent, which is off by default.
+ADDON_SETTINGS: dict[str, dict[str, Any]] = {"vpc-cni": {"enableNetworkPolicy": "true"}}
+
+
+def addon_version(
+    addon: str, kubernetes_version: pulumi.Input[str], opts: pulumi.InvokeOutputOptions
+) -> pulumi.Output[str]:
+    """The add-on's default version for the cluster's Kubernetes version (ADDON_MOST_RECENT)."""
+    return aws.eks.get_addon_version_output(
+        addon_name=addon, kubernetes_version=kubernetes_version, most_recent=ADDON_MOST_RECENT, opts=opts
+    ).version
+
+
+def addon_configuration(addon: str) -> str | None:
+    """An add-on's configuration values as EKS takes them (a JSON document), or None."""
+    settings = ADDON_SETTINGS.get(addon)
+    return json.dumps(settings, sort_keys=True) if settings else None
+
+
+def kubernetes_version(cfg: EksStack) -> str:
+    return cfg.cluster.kubernetes_version or versions.DEFAULT_EKS_KUBERNETES_VERSION
+
+
+def ignored_changes(cfg: EksStack) -> list[str]:
+    """Without a pinned version a new cluster gets the default (the newest EKS version in
+    standard support) and keeps it: a later default does not upgrade it (EKS upgrades one minor
+    at a time, and an upgrade is the user's to start, by pinning the next minor)."""
+    return [] if cfg.cluster.kubernetes_version else ["version"]
+
+
+def extended_support_warning(cfg: EksStack, today: date) -> str | None:
+    """What a pinned version in EKS extended support costs the user, or None."""
+    version = cfg.cluster.kubernetes_version
+    if version is None or versions.eks_support(version, today) != "extended":
+        return None
+    row = versions.EKS_VERSIONS[version]
+    return (
+        f"cluster.kubernetesVersion {version} left EKS standard support on {row.end_of_standard_support}: "
+        f"EKS bills extended support per cluster hour until {row.end_of_extended_support}, then upgrades "
+        "the control plane itself; upgrade one minor at a time (newest: "
+        f"{versions.DEFAULT_EKS_KUBERNETES_VERSION})"
+    )
+
+
+def warn_extended_support(cfg: EksStack) -> None:
+    message = extended_support_warning(cfg, versions.today())
+    if message:
+        pulumi.log.warn(message)
+
+
+def cluster_args(
+    cfg: EksStack,
+    role_arn: pulumi.Input[str],
+    subnet_ids: list[pulumi.Input[str]],
+    key_arn: pulumi.Input[str],
+) -> dict[str, Any]:
+    endpoint = cfg.cluster.endpoint
+    vpc_config: dict[str, Any] = {
+        "subnet_ids": subnet_ids,
+        "endpoint_private_access": endpoint.private_access,
+        "endpoint_public_access": endpoint.public_access,
+    }
+    if endpoint.public_access and endpoint.public_access_cidrs:
+        vpc_config["public_access_cidrs"] = list(endpoint.public_access_cidrs)
+    return {
+        "name": cfg.cluster.name,
+        "version": kubernetes_version(cfg),
+        "role_arn": role_arn,
+        "vpc_config": vpc_config,
+        # Access entries only (no aws-auth ConfigMap); the creator gets no implicit admin:
+        # it gets an explicit entry below, like every other admin (both would conflict).
+        "access_config": {"authentication_mode": "API", "bootstrap_cluster_creator_admin_permissions": False},
+        "enabled_cluster_log_types": LOG_TYPES,
+        "encryption_config": {"provider": {"key_arn": key_arn}, "resources": ["secrets"]},
+        "tags": dict(cfg.cluster.tags),
+    }
+
+
+def kms_key_args(cfg: EksStack) -> dict[str, Any]:
+    return {
+        "description": f"Kubernetes secrets of EKS cluster {cfg.cluster.name}",
+        "enable_key_rotation": True,
+        "deletion_window_in_days": 30,
+    }
+
+
+def kubeconfig(name: str, region: str, endpoint: str, ca_data: str) -> str:
+    """A kubeconfig that gets a token from `aws eks get-token` with the caller's AWS credentials."""
+    args = ["eks", "get-token", "--cluster-name", name, "--region", region, "--output", "json"]
+    return kube_kubeconfig(f"eks-{name}", endpoint, ca_data, {"command": "aws", "args": args})

@@ -1,0 +1,175 @@
+"""EKS managed node groups from `determined:nodePools`, and the tags the stack puts on each
+group's Auto Scaling group: the node-template tags that let the cluster-autoscaler grow a
+group from zero, and `cluster.tags`, propagated to the group's instances.
+
+CPU groups run the AL2023 standard AMI, GPU groups the AL2023 NVIDIA AMI (driver and
+container toolkit built in). At zero nodes the autoscaler cannot look at a node to learn
+what a group offers; it reads `k8s.io/cluster-autoscaler/node-template/...` tags on the
+group's Auto Scaling group instead. EKS copies node group tags neither to the Auto Scaling
+group nor to its instances ("Tags don't propagate to any other cluster or Amazon Web Services
+resources", CreateNodegroup `tags`), so each tag is put there with its own `aws.autoscaling.Tag`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+
+from components.addons.nvidia_device_plugin import GPU_PRESENT_LABEL
+from components.config import EksStack
+from components.config.eks import ACCELERATOR_LABEL, AUTOSCALER_TEMPLATE
+from components.config.node_pools import EksNodePool
+
+# What a managed node group changes in place; any other input replaces the group (its instance
+# types, AMI type, capacity type, disk size, subnets, role and launch template: EKS creates a
+# group with them). Source: Amazon EKS API reference, UpdateNodegroupConfig (labels, taints,
+# scalingConfig, updateConfig), https://docs.aws.amazon.com/eks/latest/APIReference/API_UpdateNodegroupConfig.html,
+# UpdateNodegroupVersion for the Kubernetes version (new nodes of the new version's AMI replace
+# the old ones, the group stays), https://docs.aws.amazon.com/eks/latest/APIReference/API_UpdateNodegroupVersion.html,
+# and TagResource for tags (read 2026-11-25); the provider marks the others ForceNew
+# (hashicorp/terraform-provider-aws internal/service/eks/node_group.go, under pulumi-aws).
+IN_PLACE_INPUTS = ("labels", "taints", "scaling_config", "update_config", "tags", "version")
+
+# The desired size belongs to the cluster-autoscaler after creation: `pulumi up` ignores it
+# (ignore_changes) and so sends the value in the stack's state whenever scalingConfig changes
+# (minNodes, maxNodes). That value is the live one only after a refresh: Pulumi.yaml sets
+# `options.refresh: always` (see the source there). EKS still refuses a minNodes above the
+# group's current desired size ("Minimum capacity N can't be greater than desired size M",
+# UpdateNodegroupConfig; terraform-aws-modules/terraform-aws-eks#944 and #3306 show the same
+# with Terraform, which refreshes): raising minNodes above the running node count needs the
+# desired size raised first (README, Node groups on EKS).
+DESIRED_SIZE = "scalingConfig.desiredSize"
+PROJECT_REFRESH = "always"
+
+AMI_CPU = "AL2023_x86_64_STANDARD"
+AMI_GPU = "AL2023_x86_64_NVIDIA"
+TEMPLATE = AUTOSCALER_TEMPLATE
+
+
+# EC2 offers an instance type in some availability zones only, and a node group with a subnet
+# in a zone that lacks its type cannot launch nodes there (EC2 "Find an Amazon EC2 instance
+# type": DescribeInstanceTypeOfferings by availability zone,
+# https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/instance-discovery.html, read 2026-11-25;
+# GPU types such as p5 are in a few zones of a region). Which zones offer a type differs
+# between accounts (zone names map to different physical zones), so it is read from EC2 when
+# the group is created, not from a table.
+OFFERINGS_FILTER = "instance-type"
+
+
+def place(pool: EksNodePool, subnets: list[str], zones: list[str], offered: list[str]) -> list[str]:
+    """The subnets of the group: in the pool's zones (all when unset) that offer its type."""
+    chosen = [
+        s for s, z in zip(subnets, zones, strict=True) if z in offered and (not pool.zones or z in pool.zones)
+    ]
+    if not chosen:
+        wanted = ", ".join(pool.zones or zones)
+        raise ValueError(
+            f"node pool {pool.name!r}: EC2 offers {pool.machine_type} in none of the zones {wanted} "
+            f"(it is offered in {', '.join(sorted(offered)) or 'no zone of this region'}); choose "
+            "nodePools[].zones or cluster.zones among those, or another instance type"
+        )
+    return chosen
+
+
+def subnets(
+    pool: EksNodePool,
+    subnet_ids: list[pulumi.Input[str]],
+    subnet_zones: list[pulumi.Input[str]],
+    opts: pulumi.InvokeOutputOptions,
+) -> pulumi.Output[list[str]]:
+    """The group's subnets once EC2 has said where its instance type is offered."""
+    offered = aws.ec2.get_instance_type_offerings_output(
+        location_type="availability-zone",
+        filters=[{"name": OFFERINGS_FILTER, "values": [pool.machine_type]}],
+        opts=opts,
+    ).locations
+    return pulumi.Output.all(pulumi.Output.all(*subnet_ids), pulumi.Output.all(*subnet_zones), offered).apply(
+        lambda v: place(pool, list(v[0]), list(v[1]), list(v[2]))
+    )
+
+
+def node_labels(pool: EksNodePool) -> dict[str, str]:
+    labels = dict(pool.node_labels)
+    if pool.gpu:
+        # What NVIDIA's device plugin looks for without node-feature-discovery.
+        labels[GPU_PRESENT_LABEL] = "true"
+        # On the node from the start, so that the autoscaler counts the GPUs a new node brings
+        # while the device plugin starts (else it adds more nodes for the same pods).
+        labels[ACCELERATOR_LABEL] = pool.gpu.type  # the instance type's GPU (validated)
+    return labels
+
+
+def node_group_args(
+    cfg: EksStack,
+    pool: EksNodePool,
+    cluster_name: pulumi.Input[str],
+    node_role_arn: pulumi.Input[str],
+    subnet_ids: pulumi.Input[list[str]],
+    kubernetes_version: pulumi.Input[str],
+) -> dict[str, Any]:
+    """`kubernetes_version`: the version the cluster reports. EKS refuses to upgrade a cluster
+    while a managed node group is on another minor, so the groups follow the cluster in the
+    same update (UpdateNodegroupVersion; see CLUSTER_VERSION_FOLLOWERS in cluster.py)."""
+    return {
+        "cluster_name": cluster_name,
+        "node_group_name": pool.name,
+        "version": kubernetes_version,
+        "node_role_arn": node_role_arn,
+        "subnet_ids": subnet_ids,
+        "ami_type": AMI_GPU if pool.gpu else AMI_CPU,
+        "instance_types": [pool.machine_type],
+        "capacity_type": "SPOT" if pool.spot else "ON_DEMAND",
+        "disk_size": pool.disk_size_gb,
+        # Only read at creation: later sizes are the autoscaler's (ignore_changes).
+        "scaling_config": {
+            "min_size": pool.min_nodes,
+            "max_size": pool.max_nodes,
+            "desired_size": pool.min_nodes,
+        },
+        "update_config": {"max_unavailable": 1},
+        # Labels and taints change in place (EKS UpdateNodegroupConfig), without new nodes.
+        "labels": node_labels(pool),
+        "taints": [t.node_taint for t in pool.all_taints],
+        "tags": dict(cfg.cluster.tags),
+    }
+
+
+def node_template_tags(pool: EksNodePool) -> dict[str, str]:
+    """What a node of the group will offer, for the autoscaler to plan with at zero nodes."""
+    tags = {f"{TEMPLATE}/label/{key}": value for key, value in node_labels(pool).items()}
+    tags |= {f"{TEMPLATE}/taint/{t.key}": f"{t.value}:{t.effect}" for t in pool.all_taints}
+    if pool.gpu:
+        tags[f"{TEMPLATE}/resources/nvidia.com/gpu"] = str(pool.gpu.count)
+    return tags
+
+
+def tag_name(pool: EksNodePool, kind: str, key: str) -> str:
+    """The logical name of one Auto Scaling group tag, stable for its key: adding or removing
+    another tag renames none (a renamed tag would be replaced, and the replacement's delete
+    would remove a key another resource now holds). A hash: keys hold '/', '.' and ':'."""
+    return f"{pool.name}-{kind}-{hashlib.sha256(key.encode()).hexdigest()[:10]}"
+
+
+# Template tags the stack added before they were named by key (the accelerator label's tag is
+# newer): their old positional names are kept as aliases.
+_NEWER_TEMPLATE_TAGS = (f"{TEMPLATE}/label/{ACCELERATOR_LABEL}",)
+
+
+def positional_names(pool: EksNodePool) -> dict[str, str]:
+    """Template tag key -> the name it had when tags were named by position in the sorted
+    tag set (`<pool>-template-<i>`, the set without the tags added since). The aliases let
+    Pulumi take the existing tags over under their new names, without a delete and create.
+    Valid for a stack's first update with this naming; a label or taint added in that same
+    update shifts positions, so it is best added in an update of its own."""
+    keys = sorted(k for k in node_template_tags(pool) if k not in _NEWER_TEMPLATE_TAGS)
+    return {key: f"{pool.name}-template-{i}" for i, key in enumerate(keys)}
+
+
+def instance_tags(cfg: EksStack) -> dict[str, str]:
+    """Tags every group's Auto Scaling group copies to the instances it launches (cost
+    allocation): the cluster's tags. Instances running when a tag is added keep their tags;
+    EBS volumes get none (Auto Scaling propagates tags to instances only)."""
+    return dict(cfg.cluster.tags)

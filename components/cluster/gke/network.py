@@ -1,0 +1,253 @@
+"""The cluster's VPC: a created network and subnetwork (VPC-native secondary ranges), Cloud
+NAT for private nodes, private services access for Cloud SQL, and the firewall rule that
+lets a private cluster's control plane call the stack's admission webhooks and aggregated APIs;
+or an existing network.
+
+Pure functions give each resource's arguments; `network` registers them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_gcp as gcp
+
+from components.cluster import name_kept, namer
+from components.config import GkeStack
+from components.config.tls import ExposedTls
+
+PODS_RANGE = "pods"
+SERVICES_RANGE = "services"
+# Private services access: the range Cloud SQL's private IPs come from.
+SQL_RANGE_PREFIX = 20
+
+
+@dataclass(frozen=True)
+class Network:
+    """What the cluster and Cloud SQL attach to."""
+
+    network: pulumi.Input[str]  # self link or name
+    subnetwork: pulumi.Input[str]
+    pods_range: str | None
+    services_range: str | None
+    # Resources that must exist before Cloud SQL gets a private IP (private services access).
+    sql_ready: list[pulumi.Resource]
+
+
+def network_args(cfg: GkeStack) -> dict[str, Any]:
+    return {
+        "name": namer(cfg).name("gcp:compute/network:Network", "name", "net"),
+        "auto_create_subnetworks": False,
+        "routing_mode": "REGIONAL",
+        "description": f"Determined cluster {cfg.cluster.name}",
+    }
+
+
+def subnetwork_args(cfg: GkeStack, network: pulumi.Input[str]) -> dict[str, Any]:
+    net = cfg.cluster.network
+    return {
+        "name": namer(cfg).name("gcp:compute/subnetwork:Subnetwork", "name", "nodes"),
+        "network": network,
+        "region": cfg.cluster.region,
+        "ip_cidr_range": net.nodes_cidr,
+        # Nodes without public IPs still reach Google APIs (Artifact Registry, GCS).
+        "private_ip_google_access": True,
+        "secondary_ip_ranges": [
+            {"range_name": PODS_RANGE, "ip_cidr_range": net.pods_cidr},
+            {"range_name": SERVICES_RANGE, "ip_cidr_range": net.services_cidr},
+        ],
+    }
+
+
+def router_args(cfg: GkeStack, network: pulumi.Input[str]) -> dict[str, Any]:
+    return {
+        "name": namer(cfg).name("gcp:compute/router:Router", "name", "router"),
+        "network": network,
+        "region": cfg.cluster.region,
+    }
+
+
+def nat_args(cfg: GkeStack, router: pulumi.Input[str]) -> dict[str, Any]:
+    # Private nodes pull public images (nvcr.io, quay.io, registry.k8s.io) through it.
+    return {
+        "name": f"{cfg.cluster.name}-nat",
+        "router": router,
+        "region": cfg.cluster.region,
+        "nat_ip_allocate_option": "AUTO_ONLY",
+        "source_subnetwork_ip_ranges_to_nat": "ALL_SUBNETWORKS_ALL_IP_RANGES",
+        "log_config": {"enable": True, "filter": "ERRORS_ONLY"},
+    }
+
+
+def sql_range_args(cfg: GkeStack, network: pulumi.Input[str]) -> dict[str, Any]:
+    return {
+        "name": namer(cfg).name("gcp:compute/globalAddress:GlobalAddress", "name", "sql"),
+        "network": network,
+        "purpose": "VPC_PEERING",
+        "address_type": "INTERNAL",
+        "prefix_length": SQL_RANGE_PREFIX,
+    }
+
+
+def peering_args(network: pulumi.Input[str], reserved_range: pulumi.Input[str], keep: bool) -> dict[str, Any]:
+    return {
+        "network": network,
+        "service": "servicenetworking.googleapis.com",
+        "reserved_peering_ranges": [reserved_range],
+        # Kept (with a kept Cloud SQL instance and the network): left as it is. Otherwise
+        # removed even while Google still counts a just-deleted instance as using it, so
+        # that the network can go.
+        "deletion_policy": "ABANDON" if keep else "REMOVE_PEERING",
+    }
+
+
+def existing_paths(cfg: GkeStack, project: str) -> tuple[str, str]:
+    """The existing network and subnetwork as resource paths (Cloud SQL takes no bare
+    names); paths given in the config are kept as written."""
+    net = cfg.cluster.network
+    network = net.name if "/" in net.name else f"projects/{project}/global/networks/{net.name}"
+    subnetwork = (
+        net.subnetwork
+        if "/" in net.subnetwork
+        else f"projects/{project}/regions/{cfg.cluster.region}/subnetworks/{net.subnetwork}"
+    )
+    return network, subnetwork
+
+
+def network(
+    cfg: GkeStack, project: str, needs_sql: bool, keep_sql: bool, opts: pulumi.ResourceOptions
+) -> Network:
+    """`keep_sql`: a kept Cloud SQL instance stays peered with the network, so the network and
+    its reserved range are kept with it (Google refuses to delete them while it lives)."""
+    net = cfg.cluster.network
+    if net.existing:
+        # The network's owner provides NAT and private services access (see the README).
+        network_path, subnetwork_path = existing_paths(cfg, project)
+        return Network(network_path, subnetwork_path, net.pods_range, net.services_range, sql_ready=[])
+    kept = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(retain_on_delete=needs_sql and keep_sql))
+    vpc = gcp.compute.Network(
+        "network", opts=name_kept(kept, "gcp:compute/network:Network", "name"), **network_args(cfg)
+    )
+    subnet = gcp.compute.Subnetwork("nodes", opts=opts, **subnetwork_args(cfg, vpc.id))
+    if cfg.cluster.private_nodes:
+        router = gcp.compute.Router("router", opts=opts, **router_args(cfg, vpc.id))
+        gcp.compute.RouterNat("nat", opts=opts, **nat_args(cfg, router.name))
+    sql_ready: list[pulumi.Resource] = []
+    if needs_sql:
+        reserved = gcp.compute.GlobalAddress(
+            "sql-range",
+            opts=name_kept(kept, "gcp:compute/globalAddress:GlobalAddress", "name"),
+            **sql_range_args(cfg, vpc.id),
+        )
+        sql_ready.append(
+            gcp.servicenetworking.Connection(
+                "sql-peering", opts=opts, **peering_args(vpc.id, reserved.name, keep_sql)
+            )
+        )
+    return Network(vpc.id, subnet.id, PODS_RANGE, SERVICES_RANGE, sql_ready)
+
+
+# What GKE's own firewall rule (gke-<cluster>-<hash>-master) lets the control plane of a
+# private cluster reach on its nodes: TCP 443 (metrics-server) and 10250 (kubelet), from the
+# control plane's /28. Source: https://cloud.google.com/kubernetes-engine/docs/concepts/firewall-rules
+# (read 2026-11-25).
+CONTROL_PLANE_PORTS = (443, 10250)
+
+# The port each server the control plane calls (admission webhooks, aggregated APIs) that the
+# stack may install listens on in its pods (the control plane calls the pod, whatever the
+# Service's port). Sources (read 2026-11-25):
+# - Kueue 0.19.2: `webhook.port: 9443` in the controller manager configuration (the chart's
+#   default, kept in components/addons/kueue.py) behind Service port 443 -> targetPort 9443
+#   (kubernetes-sigs/kueue charts/kueue/values.yaml); failurePolicy Fail: Jobs are refused
+#   while the control plane cannot reach it.
+# - Kueue's visibility API: the chart registers APIService v1beta2.visibility.kueue.x-k8s.io
+#   (charts/kueue/templates/visibility/apiservice_v1beta2.yaml) on Service
+#   kueue-visibility-server, port 443 -> targetPort 8082 (.../visibility/service.yaml), the
+#   controller manager's visibility server (pkg/visibility/server.go: BindPort = 8082). An
+#   APIService the control plane cannot reach breaks API discovery (kubectl, namespace
+#   deletion, controllers that list every API group).
+# - Envoy Gateway v1.9.0: the topology injector's MutatingWebhookConfiguration calls Service
+#   envoy-gateway on 9443 (envoyproxy/gateway charts/gateway-helm/templates/
+#   envoy-proxy-topology-injector-webhook.yaml); failurePolicy Ignore.
+# - cert-manager v1.21.1: `webhook.securePort` 10250, the chart's default, chosen because "in
+#   GKE private clusters, by default kubernetes apiservers are allowed to talk to the cluster
+#   nodes only on 443 and 10250" (cert-manager chart README).
+WEBHOOK_PORTS = {"kueue": 9443, "kueue-visibility": 8082, "envoy-gateway": 9443, "cert-manager": 10250}
+
+
+def webhook_servers(cfg: GkeStack) -> list[str]:
+    """The servers the control plane calls in pods of add-ons the stack installs."""
+    servers = ["kueue", "kueue-visibility"] if cfg.scheduler == "kueue" else []
+    if isinstance(cfg.tls, ExposedTls):
+        if cfg.tls.gateway_class_name is None:
+            servers.append("envoy-gateway")
+        if cfg.tls.issued:
+            servers.append("cert-manager")
+    return servers
+
+
+def webhook_ports(cfg: GkeStack) -> list[int]:
+    """The webhook ports the control plane cannot reach on private nodes without a rule."""
+    return sorted({WEBHOOK_PORTS[s] for s in webhook_servers(cfg)} - set(CONTROL_PLANE_PORTS))
+
+
+def firewall_name(cfg: GkeStack) -> str:
+    return namer(cfg).name("gcp:compute/firewall:Firewall", "name", "webhooks")
+
+
+def webhook_sources(control_plane_range: str | None, nodes_cidr: str) -> list[str]:
+    """Who may call the webhooks: the control plane's range when the cluster has one (a
+    VPC-peering private cluster reports its /28, masterIpv4CidrBlock). The stack sets no
+    master_ipv4_cidr_block, so new private clusters use Private Service Connect and report
+    none: their control plane's private endpoint takes an address of the nodes' subnet (no
+    privateEndpointSubnetwork is set), so the nodes' range, as Google's own Terraform module
+    chooses for such clusters (terraform-google-modules/terraform-google-kubernetes-engine
+    modules/private-cluster/main.tf `cluster_endpoint_for_nodes`: private endpoint subnetwork's
+    range, else master_ipv4_cidr_block, else the cluster's subnet range; since #2354,
+    2025-06-06, read 2026-11-25). Never an empty list, which Compute Engine would read as any
+    address."""
+    return [control_plane_range] if control_plane_range else [nodes_cidr]
+
+
+def control_plane_range(private_cluster_config: Any) -> str | None:
+    """privateClusterConfig.masterIpv4CidrBlock of the cluster (None when it has none)."""
+    if hasattr(private_cluster_config, "master_ipv4_cidr_block"):  # the SDK's output type
+        return private_cluster_config.master_ipv4_cidr_block
+    if isinstance(private_cluster_config, dict):
+        return private_cluster_config.get("master_ipv4_cidr_block")
+    return None
+
+
+def webhook_firewall_args(
+    cfg: GkeStack, network: pulumi.Input[str], control_plane: pulumi.Input[str | None], ports: list[int]
+) -> dict[str, Any]:
+    nodes_cidr = cfg.cluster.network.nodes_cidr
+    return {
+        "name": firewall_name(cfg),
+        "network": network,
+        "direction": "INGRESS",
+        "description": f"The control plane of {cfg.cluster.name} calls the webhooks and APIs of "
+        f"{', '.join(webhook_servers(cfg))}",
+        "source_ranges": pulumi.Output.from_input(control_plane).apply(
+            lambda cidr: webhook_sources(cidr, nodes_cidr)
+        ),
+        # No target tags: every instance of the created network, which holds this cluster's
+        # nodes only.
+        "allows": [{"protocol": "tcp", "ports": [str(port) for port in ports]}],
+    }
+
+
+def webhook_firewall(
+    cfg: GkeStack, net: Network, cluster: Any, opts: pulumi.ResourceOptions
+) -> gcp.compute.Firewall | None:
+    """The rule for a created network with private nodes when a webhook listens on a port
+    GKE's own rule leaves closed (an existing network's owner opens it: see the README)."""
+    ports = webhook_ports(cfg)
+    if not cfg.cluster.private_nodes or cfg.cluster.network.existing or not ports:
+        return None
+    control_plane = cluster.private_cluster_config.apply(control_plane_range)
+    return gcp.compute.Firewall(
+        "webhooks", opts=opts, **webhook_firewall_args(cfg, net.network, control_plane, ports)
+    )

@@ -1,0 +1,192 @@
+"""GKE node pools from `determined:nodePools`, and the least-privilege service account
+their nodes run as.
+
+Nodes run as a dedicated account holding only what a node needs (writing logs and
+metrics, pulling from Artifact Registry), never the Compute Engine default account. Pods
+get no cloud access from the node: GKE_METADATA hides the node's identity from them, and
+workload identity gives the pods that need it their own.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from components.cluster import namer
+from components.config import GkeStack, gke_machines
+from components.config.gke import pool_zones
+from components.config.node_pools import ARM_TAINT, GkeNodePool
+
+NODE_ROLES = ("roles/container.defaultNodeServiceAccount", "roles/artifactregistry.reader")
+
+# GKE's default scopes, not cloud-platform: what the node's own agents use (image pulls,
+# logging, monitoring); IAM on the account above limits them further.
+NODE_SCOPES = (
+    "https://www.googleapis.com/auth/devstorage.read_only",
+    "https://www.googleapis.com/auth/logging.write",
+    "https://www.googleapis.com/auth/monitoring",
+    "https://www.googleapis.com/auth/service.management.readonly",
+    "https://www.googleapis.com/auth/servicecontrol",
+    "https://www.googleapis.com/auth/trace.append",
+)
+
+# GKE's label for pools whose GPUs the GPU operator's device plugin serves instead of GKE's.
+NO_GKE_DEVICE_PLUGIN = "gke-no-default-nvidia-gpu-device-plugin"
+
+
+ACCOUNT = "gcp:serviceaccount/account:Account"
+
+
+def account_id(cfg: GkeStack, purpose: str) -> str:
+    """A service account ID for `purpose`, unique in the project (components.names)."""
+    return namer(cfg).name(ACCOUNT, "accountId", purpose)
+
+
+def node_account_args(cfg: GkeStack) -> dict[str, Any]:
+    return {
+        "account_id": account_id(cfg, "nodes"),
+        "display_name": f"GKE nodes of {cfg.cluster.name}",
+    }
+
+
+def _accelerator(pool: GkeNodePool, operator: bool) -> dict[str, Any]:
+    gpu = pool.gpu
+    accelerator: dict[str, Any] = {
+        "type": gpu.type,
+        "count": gpu.count,
+        # With the operator, Google's driver installer DaemonSet installs drivers instead.
+        "gpu_driver_installation_config": {
+            "gpu_driver_version": "INSTALLATION_DISABLED" if operator else gpu.driver_version
+        },
+    }
+    if gpu.partition_size:
+        accelerator["gpu_partition_size"] = gpu.partition_size
+    if gpu.sharing:
+        accelerator["gpu_sharing_config"] = {
+            "gpu_sharing_strategy": gpu.sharing.strategy,
+            "max_shared_clients_per_gpu": gpu.sharing.max_shared_clients_per_gpu,
+        }
+    return accelerator
+
+
+def node_labels(pool: GkeNodePool, operator: bool) -> dict[str, str]:
+    labels = dict(pool.node_labels)
+    if pool.gpu and operator:
+        labels[NO_GKE_DEVICE_PLUGIN] = "true"
+    return labels
+
+
+def disk_type(pool: GkeNodePool) -> str:
+    return pool.disk_type or gke_machines.default_disk_type(pool.machine_type)
+
+
+# Zones GKE spreads a regional cluster's pool over when neither the pool nor the cluster
+# names them. Source: https://cloud.google.com/kubernetes-engine/docs/concepts/regional-clusters
+# (read 2026-11-25): with the default configuration a regional cluster in us-east1
+# "provisions nodes in three us-east1 zones".
+DEFAULT_ZONE_COUNT = 3
+
+
+def initial_node_count(pool: GkeNodePool, zones: list[str] | None) -> int:
+    """Nodes per zone at creation (GKE creates that many in every zone): enough for minNodes
+    over the pool's zones, unless that passes maxNodes; then as many as maxNodes allows, maybe
+    0. Such a pool reaches minNodes once pods wait for it: the autoscaler adds nodes for
+    pending pods and does not grow a pool to its minimum by itself (kubernetes/autoscaler issue
+    #2288, a maintainer: "This is not specific to GKE, it's in general how CA works", read
+    2026-11-25). Read at creation only (ignore_changes)."""
+    count = len(zones) if zones else DEFAULT_ZONE_COUNT
+    per_zone = math.ceil(pool.min_nodes / count)
+    return per_zone if per_zone * count <= pool.max_nodes else pool.max_nodes // count
+
+
+# GPU pools upgrade one node at a time without a surge node: a surge upgrade first creates an
+# extra node, and "upgrades can fail if your project does not have enough resources" (GPU quota,
+# reservations, capacity): https://cloud.google.com/kubernetes-engine/docs/how-to/
+# node-upgrades-quota, "Resources for surge upgrades": "if maxSurge is set to more than zero",
+# else none; without spare capacity it points to upgrading in a resource-constrained
+# environment (read 2026-11-25). maxUnavailable 1: one node drained at a time. Updated in place:
+# upgrade_settings is not ForceNew, a change calls NodePools.update (hashicorp/
+# terraform-provider-google google/services/container/resource_container_node_pool.go at
+# e03b762, 2026-08-21, read 2026-11-25). CPU pools keep GKE's default (maxSurge 1).
+GPU_UPGRADE_SETTINGS = {"strategy": "SURGE", "max_surge": 0, "max_unavailable": 1}
+
+
+def node_taints(pool: GkeNodePool) -> list[dict[str, str]]:
+    """The taints the node pool API is given: the pool's, without the Arm taint GKE puts on Arm
+    nodes itself (ARM_TAINT: the API's default architecture taint behaviour). node_config's
+    taint_config is not sent: GKE versions that lack it refuse it (hashicorp/
+    terraform-provider-google issue #28418, 2026-07-21, read 2026-11-25)."""
+    return [t.node_taint for t in pool.all_taints if t != ARM_TAINT]
+
+
+def secure_boot(cfg: GkeStack, pool: GkeNodePool) -> bool:
+    """Secure boot loads only signed kernel modules. GKE-managed drivers are signed; with the
+    GPU operator the GPU pools' drivers come another way, so secure boot is off there. CPU
+    pools load no GPU driver and keep it."""
+    return not (cfg.gpu_operator.enabled and pool.gpu)
+
+
+def ignored_changes(pool: GkeNodePool) -> list[str]:
+    """Inputs an update leaves as they are on an existing pool: the initial size (the
+    autoscaler owns the size; a new one would replace the pool), and on CPU pools the
+    shielded instance options. Changing those replaces the pool (node_config's
+    shielded_instance_config is ForceNew in the provider: hashicorp/terraform-provider-google
+    google/services/container/node_config.go, read 2026-11-25); CPU pools created while
+    secure boot was off on every pool of a GPU-operator stack keep it off until they are
+    replaced for another reason, new CPU pools get it on."""
+    return ["initialNodeCount"] if pool.gpu else ["initialNodeCount", "nodeConfig.shieldedInstanceConfig"]
+
+
+def node_pool_args(cfg: GkeStack, pool: GkeNodePool, cluster: Any, service_account: Any) -> dict[str, Any]:
+    operator = cfg.gpu_operator.enabled
+    node_config: dict[str, Any] = {
+        "machine_type": pool.machine_type,
+        "image_type": pool.image_type,
+        "disk_size_gb": pool.disk_size_gb,
+        "disk_type": disk_type(pool),
+        "labels": node_labels(pool, operator),
+        "taints": node_taints(pool),
+        "spot": pool.spot,
+        "service_account": service_account,
+        "oauth_scopes": list(NODE_SCOPES),
+        "workload_metadata_config": {"mode": "GKE_METADATA"},
+        "shielded_instance_config": {
+            "enable_secure_boot": secure_boot(cfg, pool),
+            "enable_integrity_monitoring": True,
+        },
+        "metadata": {"disable-legacy-endpoints": "true"},
+        "resource_labels": dict(cfg.cluster.tags),
+    }
+    if pool.gpu:
+        node_config["guest_accelerators"] = [_accelerator(pool, operator)]
+    zones = pool_zones(cfg, pool)
+    args: dict[str, Any] = {
+        "name": pool.name,
+        "cluster": cluster,
+        "location": cfg.cluster.region,
+        # Updated in place when it changes: node_locations is not ForceNew, an update calls
+        # NodePools.update with the new locations (hashicorp/terraform-provider-google
+        # google/services/container/resource_container_node_pool.go, read 2026-11-25).
+        "node_locations": zones,
+        "initial_node_count": initial_node_count(pool, zones),
+        "autoscaling": {
+            "total_min_node_count": pool.min_nodes,
+            "total_max_node_count": pool.max_nodes,
+            # Spot capacity is found wherever it is; on-demand pools stay spread.
+            "location_policy": "ANY" if pool.spot else "BALANCED",
+        },
+        "management": {"auto_repair": True, "auto_upgrade": True},
+        # Set on every pool, so that turning cluster.privateNodes on (or off) reaches pools that
+        # exist: unset, a pool keeps what the cluster said when it was created. Updated in place
+        # (network_config.enable_private_nodes is not ForceNew; a change calls NodePools.update:
+        # resource_container_node_pool.go at e03b762, read 2026-11-25). Pools of a public cluster
+        # already report false (the API derives an unset value from the cluster's private
+        # nodes setting: NodeNetworkConfig.enablePrivateNodes, https://pub.dev/documentation/
+        # googleapis/latest/container_v1/NodeNetworkConfig/enablePrivateNodes.html, read
+        # 2026-11-25).
+        "network_config": {"enable_private_nodes": cfg.cluster.private_nodes},
+        "node_config": node_config,
+    }
+    if pool.gpu:
+        args["upgrade_settings"] = dict(GPU_UPGRADE_SETTINGS)
+    return args
