@@ -339,41 +339,6 @@ LIMITS: tuple[Limit, ...] = (
 )
 
 
-def _gke_node_pool(inputs: dict[str, Any]) -> list[str]:
-    """A node pool's boot disk is one its machine series can use, and its GPUs are offered in
-    every zone it names (components/config/gke_machines.py, gke_gpu_zones.py: data with sources)."""
-    from components.config import gke_gpu_zones, gke_machines
-
-    found = []
-    node_config = inputs.get("nodeConfig") or {}
-    machine = node_config.get("machineType")
-    if not isinstance(machine, str):
-        return found
-    allowed = gke_machines.disk_types(machine)
-    disk = node_config.get("diskType")
-    if allowed is not None and disk not in allowed:
-        found.append(f"{machine} boots from {', '.join(allowed)}, not {disk!r} ({gke_machines.__name__})")
-    for accelerator in node_config.get("guestAccelerators") or []:
-        offered = gke_gpu_zones.zones(accelerator.get("type"), inputs.get("location"), machine)
-        locations = inputs.get("nodeLocations")
-        if offered is None:
-            continue
-        if not locations:
-            found.append(
-                f"{accelerator.get('type')} pool without nodeLocations: it would span zones without it"
-            )
-        for zone in locations or []:
-            if zone not in offered:
-                found.append(f"{accelerator.get('type')} is not offered in {zone} ({gke_gpu_zones.SOURCE})")
-    return found
-
-
-# Checks that read several properties of one resource.
-RESOURCE_CHECKS: dict[str, Callable[[dict[str, Any]], list[str]]] = {
-    "gcp:container/nodePool:NodePool": _gke_node_pool,
-}
-
-
 def values_at(inputs: Any, path: str) -> Iterator[Any]:
     """The values at `path` in `inputs` (none when a step is missing)."""
     head, _, rest = path.partition(".")

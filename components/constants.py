@@ -1,7 +1,9 @@
 """Fixed values the app uses: names, ports, sizes, priorities.
 
-Kept apart from the logic so a reader can see every number in one place. Versions and
-images are in `versions.py`; everything a user may change is in the config model.
+Kept apart from the logic so a reader can see every number in one place. A leaf module: the
+config's checks and the policy pack read the same values (the add-ons' namespaces, the parts'
+component names), one copy for all. Versions and images are in `versions.py`; everything a
+user may change is in the config model.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 MASTER_NAME = "determined-master"
 MASTER_SERVICE_NAME = "determined-master-service"
 MASTER_CONFIG_SECRET = "determined-master-config"
+# The file of master.yaml inside that Secret (mounted at MASTER_CONFIG_DIR).
+MASTER_YAML = "master.yaml"
 # On the config Secret: the Determined version its master.yaml is written for.
 MASTER_VERSION_ANNOTATION = "determined.ai/master-version"
 MASTER_CONFIG_DIR = "/etc/determined"
@@ -25,6 +29,14 @@ MASTER_STARTUP_SECONDS = 600
 REGISTRY_SECRET = "determined-registry"
 # tls.mode none/ingress: where master.caBundle is mounted; the trust bundle tasks read.
 CA_BUNDLE_CONFIG_MAP = "determined-ca-bundle"
+
+# `app.kubernetes.io/name` of the parts' objects: the master, the in-cluster database, the
+# workspace Job (the policy pack tells workloads apart by them).
+MASTER_COMPONENT = "master"
+DB_COMPONENT = "database"
+WORKSPACES_COMPONENT = "bind-workspaces"
+# The Secret of the workspace Job's admin password (in the master's namespace).
+WORKSPACES_PASSWORD_SECRET = "determined-bind-workspaces"
 
 # --- priority classes (cluster-scoped; names are what tasks and the chart use) --------
 SYSTEM_PRIORITY_CLASS = "determined-system-priority"
@@ -131,3 +143,21 @@ RESTORE_WAIT_SECONDS = 600
 HELM_CHART_CLAIM_PREFIX = "determined-db-pvc-"
 HELM_CHART_SERVICE_PREFIX = "determined-db-service-"
 HELM_CHART_DATA_DIR = "pgdata"
+
+# --- add-ons ----------------------------------------------------------------------------
+# Where the project's add-ons run. The config refuses them as namespaces of the stack's own
+# (they are the add-ons' whether or not a stack turns them on), and the policy pack knows
+# the add-ons' workloads by them.
+CERT_MANAGER_NAMESPACE = "cert-manager"
+ENVOY_GATEWAY_NAMESPACE = "envoy-gateway-system"
+GPU_OPERATOR_NAMESPACE = "gpu-operator"
+KUEUE_NAMESPACE = "kueue-system"
+# Reloader's Release; its namespace is `<watched namespace>-reloader` (addons/reloader.py).
+RELOADER_RELEASE = "reloader"
+# GKE's NVIDIA driver installer DaemonSet (addons/gke_driver_installer.py).
+GKE_DRIVER_INSTALLER_NAMESPACE = "kube-system"
+GKE_DRIVER_INSTALLER_NAME = "nvidia-driver-installer"
+# Annotations of the Envoy proxy's Service that make its load balancer internal: GKE's
+# passthrough Network Load Balancer, and the in-tree AWS cloud provider's legacy one.
+GKE_LB_TYPE = "networking.gke.io/load-balancer-type"
+AWS_LB_INTERNAL = "service.beta.kubernetes.io/aws-load-balancer-internal"

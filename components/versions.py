@@ -19,7 +19,7 @@ DEFAULT_DETERMINED_VERSION = "0.38.1"
 MIN_DETERMINED_VERSION = (0, 26, 0)
 
 # Version boundaries below are where the master's config structs gain or lose a key
-# (components/determined/data/master-yaml-keys.json; tests/invariants check each one against it).
+# (components/config/data/master-yaml-keys.json; tests/invariants check each one against it).
 
 # 0.26.1 and newer: `task_container_defaults.kubernetes.max_slots_per_pod`, globally and per
 # resource pool (upstream PR #7923); exactly one of it and `resource_manager.max_slots_per_pod`
@@ -81,7 +81,7 @@ DEFAULT_GPU_OPERATOR_VERSION = "v26.7.0"
 
 
 # --- Kubernetes versions (EKS and GKE) -------------------------------------------------
-# The README's "Versions" section shows these tables; tests/cluster/test_kubernetes_versions.py fails when a
+# docs/clouds/versions.md shows these tables; tests/cluster/test_kubernetes_versions.py fails when a
 # date below has passed since the tables were read, so that someone reads the sources again.
 
 

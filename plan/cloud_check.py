@@ -1,7 +1,8 @@
 """The plan checks its Google Cloud and AWS resources against what the clouds' APIs accept,
 as it checks master.yaml against the master's keys: every name against components.names (length,
 characters, and no two resources of one type sharing a name in a scope), every label, tag,
-node label, taint and enum against components.cloud_limits.
+node label, taint and enum against components.cloud_limits, and GKE node pools against the
+machine and GPU tables of the config (their boot disks and zones).
 
 A problem here is a bug, not bad input: config validation should have refused whatever led
 to it. The plan then stops as an internal error (exit 3) instead of writing a plan that a
@@ -10,13 +11,48 @@ real `pulumi up` would fail on.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from components import cloud_limits, names
+from components.config import gke_gpu_zones, gke_machines
 from plan.errors import PlanFailure
 from plan.redaction import SECRET, UNKNOWN
 
 _CLOUDS = ("gcp:", "aws:")
+
+
+def _gke_node_pool(inputs: dict[str, Any]) -> list[str]:
+    """A node pool's boot disk is one its machine series can use, and its GPUs are offered in
+    every zone it names (components/config/gke_machines.py, gke_gpu_zones.py: data with sources)."""
+    found = []
+    node_config = inputs.get("nodeConfig") or {}
+    machine = node_config.get("machineType")
+    if not isinstance(machine, str):
+        return found
+    allowed = gke_machines.disk_types(machine)
+    disk = node_config.get("diskType")
+    if allowed is not None and disk not in allowed:
+        found.append(f"{machine} boots from {', '.join(allowed)}, not {disk!r} ({gke_machines.__name__})")
+    for accelerator in node_config.get("guestAccelerators") or []:
+        offered = gke_gpu_zones.zones(accelerator.get("type"), inputs.get("location"), machine)
+        locations = inputs.get("nodeLocations")
+        if offered is None:
+            continue
+        if not locations:
+            found.append(
+                f"{accelerator.get('type')} pool without nodeLocations: it would span zones without it"
+            )
+        for zone in locations or []:
+            if zone not in offered:
+                found.append(f"{accelerator.get('type')} is not offered in {zone} ({gke_gpu_zones.SOURCE})")
+    return found
+
+
+# Checks that read several properties of one resource.
+RESOURCE_CHECKS: dict[str, Callable[[dict[str, Any]], list[str]]] = {
+    "gcp:container/nodePool:NodePool": _gke_node_pool,
+}
 
 
 def _known(value: Any) -> bool:
@@ -45,7 +81,7 @@ def problems(resources: list[dict[str, Any]]) -> list[str]:
                     found.append(
                         f"{where}: {rule.prop} {value!r} is also {kind} {other}'s ({rule.scope} scope)"
                     )
-        check = cloud_limits.RESOURCE_CHECKS.get(kind)
+        check = RESOURCE_CHECKS.get(kind)
         if check is not None:
             found += [f"{where}: {p}" for p in check(inputs)]
         for limit in cloud_limits.limits_for(kind):

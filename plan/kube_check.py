@@ -16,7 +16,6 @@ import yaml
 
 from components import constants
 from components.config.errors import format_path
-from components.determined.master_yaml import MASTER_YAML
 from components.kube import api_rules
 from plan.errors import PlanFailure
 from plan.redaction import SECRET, UNKNOWN
@@ -51,7 +50,7 @@ def _master_yaml_secret(obj: dict[str, Any], master_yaml: str | None) -> dict[st
     given = obj.get("stringData")
     # In a first preview the whole stringData may be unknown: judged by master.yaml alone.
     string_data = dict(given) if isinstance(given, dict) else {}
-    string_data[MASTER_YAML] = master_yaml
+    string_data[constants.MASTER_YAML] = master_yaml
     return {**obj, "stringData": string_data}
 
 

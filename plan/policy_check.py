@@ -6,7 +6,7 @@ Pulumi CLI does, and speaks the analyzer protocol to it (plan/analyzer.py), send
 engine sends (pulumi/pulumi v3.259.0, pkg/resource/components/step_generator.go):
 - `Analyze` for every registered resource (the root stack, components and providers too, and
   the default provider the engine registers for a package used without an explicit one):
-  its inputs as the provider's Check returns them (the mocks' model, plan/mocks.py), its
+  its inputs as the provider's Check returns them (the mocks' model, plan/mocks/), its
   options (protect, ignoreChanges, deleteBeforeReplace, additionalSecretOutputs,
   customTimeouts, parent; aliases: the one URN the engine matched in the stack's old state,
   so none for a plan, which has no state) and its provider with that provider's inputs;
@@ -49,7 +49,7 @@ from components.constants import REDACTED
 from plan import analyzer
 from plan.errors import PlanFailure
 from plan.mocks import Registration, Request, UnmodelledError, model_for
-from plan.mocks import _checked as provider_check
+from plan.mocks import checked as provider_check
 from plan.redaction import is_secret, is_unknown
 
 PACK = Path(__file__).resolve().parent.parent / "policies"

@@ -10,6 +10,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from components import versions
+from components.config import master_yaml_schema as schema
 from policies import facts
 from policies.rule import Context, Report, Rule
 
@@ -171,8 +172,6 @@ def master_yaml_known_keys(context: Context, resource: Any, report: Report) -> N
     master = facts.master_config_of(resource)
     if master is None:
         return
-    from components.determined import master_yaml_schema as schema
-
     version = _version(master.version)
     if version is None:
         return

@@ -8,8 +8,7 @@ import ipaddress
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from components.addons import envoy_gateway
-from components.determined import master as master_app
+from components import constants
 from policies import facts
 from policies.rule import Context, Report, Rule
 
@@ -17,12 +16,12 @@ GATEWAY_GROUP = "gateway.networking.k8s.io"
 ENVOY_PROXY = "kubernetes:gateway.envoyproxy.io/v1alpha1:EnvoyProxy"
 # Where the master's pods are told apart (components/determined/master.py: kube.selector(COMPONENT)).
 NAME_LABEL = "app.kubernetes.io/name"
-MASTER_COMPONENT = master_app.COMPONENT
+MASTER_COMPONENT = constants.MASTER_COMPONENT
 EXPOSING_TYPES = ("LoadBalancer", "NodePort")
 # Kubernetes reads this annotation when spec.loadBalancerSourceRanges is empty.
 SOURCE_RANGES_ANNOTATION = "service.beta.kubernetes.io/load-balancer-source-ranges"
 # Internal load balancers, per cloud (the in-tree and controller spellings).
-GKE_INTERNAL = {envoy_gateway.GKE_LB_TYPE: "internal", "cloud.google.com/load-balancer-type": "internal"}
+GKE_INTERNAL = {constants.GKE_LB_TYPE: "internal", "cloud.google.com/load-balancer-type": "internal"}
 AWS_LB_SCHEME = "service.beta.kubernetes.io/aws-load-balancer-scheme"
 
 
@@ -156,7 +155,7 @@ def is_internal(annotations: Mapping[str, Any], cloud: str) -> bool:
     whichever cloud's spelling is there)."""
     values = {str(k): str(v).strip().lower() for k, v in annotations.items()}
     gke = any(values.get(key) == value for key, value in GKE_INTERNAL.items())
-    internal_flag = values.get(envoy_gateway.AWS_LB_INTERNAL)
+    internal_flag = values.get(constants.AWS_LB_INTERNAL)
     # The in-tree provider reads any value but "false" as internal (old docs used 0.0.0.0/0).
     aws = (internal_flag is not None and internal_flag not in ("", "false")) or values.get(
         AWS_LB_SCHEME

@@ -8,10 +8,6 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from components import constants
-from components.addons import gke_driver_installer
-from components.determined import database as database_app
-from components.determined import master as master_app
-from components.determined import workspaces as workspaces_app
 from policies import facts
 from policies.rule import Context, Report, Rule
 
@@ -47,7 +43,7 @@ def images_pinned(context: Context, resource: Any, report: Report) -> None:
 # (Google's NVIDIA driver installer loads kernel modules: privileged, host PID and network).
 # (type, namespace, name)
 UPSTREAM_NODE_AGENTS = {
-    (facts.DAEMON_SET, gke_driver_installer.NAMESPACE, gke_driver_installer.NAME),
+    (facts.DAEMON_SET, constants.GKE_DRIVER_INSTALLER_NAMESPACE, constants.GKE_DRIVER_INSTALLER_NAME),
 }
 
 
@@ -203,9 +199,9 @@ PART_OF_LABEL = "app.kubernetes.io/part-of"
 GPU_RESOURCE = "nvidia.com/gpu"
 # (type, app.kubernetes.io/name) -> metadata.name (None: any; the Job is named by a hash).
 SYSTEM_PODS = {
-    (facts.DEPLOYMENT, master_app.COMPONENT): constants.MASTER_NAME,
-    (facts.STATEFUL_SET, database_app.COMPONENT): constants.DB_NAME,
-    (facts.JOB, workspaces_app.COMPONENT): None,
+    (facts.DEPLOYMENT, constants.MASTER_COMPONENT): constants.MASTER_NAME,
+    (facts.STATEFUL_SET, constants.DB_COMPONENT): constants.DB_NAME,
+    (facts.JOB, constants.WORKSPACES_COMPONENT): None,
 }
 
 

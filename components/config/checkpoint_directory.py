@@ -4,21 +4,20 @@ users write."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from components import constants, versions
 from components.config.checkpoint_storage import DirectoryStorage
-from components.config.errors import format_path
+from components.config.errors import Add, format_path
 from components.config.resource_pools import POD_KEYS
 
 if TYPE_CHECKING:
     from components.config.stack import StackConfig
 
-Add = Callable[[str, str], None]
 
 # 0.26.3 and newer: checkpoint_storage type `directory` with `container_path`
-# (components/determined/data/master-yaml-keys.json); older masters refuse the type and do not start.
+# (components/config/data/master-yaml-keys.json); older masters refuse the type and do not start.
 DIRECTORY_STORAGE_SINCE = (0, 26, 3)
 
 # The volume task pods and the master mount the share as.

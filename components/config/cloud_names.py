@@ -4,15 +4,14 @@ the cloud halfway through `pulumi up`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from components import names
+from components.config.errors import Add
 
 if TYPE_CHECKING:
     from components.config.stack import StackConfig
 
-Add = Callable[[str, str], None]
 
 # cloud -> (cluster name rule, node pool name rule)
 _RULES = {

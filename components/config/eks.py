@@ -8,20 +8,20 @@ from __future__ import annotations
 import ipaddress
 import re
 import unicodedata
-from collections.abc import Callable
 from datetime import date
 from typing import TYPE_CHECKING
 
 from components import cloud_limits, versions
 from components.config import eks_instances
 from components.config.database import ManagedDatabase
+from components.config.errors import Add
 from components.config.node_pools import EksNodePool, gpu_names
 from components.config.syntax import entry_at, shown
+from components.config.views import _system_capable
 
 if TYPE_CHECKING:
     from components.config.stack import EksStack
 
-Add = Callable[[str, str], None]
 
 # What the cluster-autoscaler reads from a group's Auto Scaling group to plan a node while the
 # group is at zero (labels, taints, resources), and the label NVIDIA GPU nodes carry so that it
@@ -104,7 +104,7 @@ OTHER_PARTITIONS = {
 }
 
 # An untainted on-demand CPU group gets this many nodes at least when its minNodes is not
-# written (the first one only: see system_pool_defaults in components/config/stack.py): CoreDNS,
+# written (the first one only: see EksStack._system_pool_starts in components/config/stack.py): CoreDNS,
 # the coredns and aws-ebs-csi-driver add-ons and the cluster-autoscaler itself need a node
 # before the autoscaler can add any (EKS runs no autoscaler of its own). Two in prod, so that
 # one node's loss leaves the system pods a place; never above the group's maxNodes.
@@ -199,8 +199,6 @@ def _version_problems(cfg: EksStack, add: Add) -> None:
 
 def _capacity_problems(cfg: EksStack, add: Add) -> None:
     """Some untainted on-demand CPU group must start with a node (see SYSTEM_MIN_NODES)."""
-    from components.config.stack import _system_capable  # the stack module imports this one
-
     capable = [i for i, pool in enumerate(cfg.node_pools) if _system_capable(pool)]
     if capable and not any(cfg.node_pools[i].min_nodes for i in capable):
         add(

@@ -12,7 +12,7 @@ import difflib
 import re
 import types
 import typing
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +34,10 @@ class Problem:
 
     def __str__(self) -> str:
         return f"{PROJECT}:{self.path}: {self.message}"
+
+
+# How a rule reports a problem: add(key path, message).
+Add = Callable[[str, str], None]
 
 
 class ConfigError(pulumi.RunError):

@@ -5,19 +5,18 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from components import versions
 from components.config import gke_gpu_sharing, gke_gpu_zones, gke_machines
 from components.config.database import InClusterDatabase, ManagedDatabase, cloud_sql_tier_problem
+from components.config.errors import Add
 from components.config.node_pools import ARM_TAINT, GkeNodePool
 from components.config.syntax import quantity_value, shown
 
 if TYPE_CHECKING:
     from components.config.stack import GkeStack
 
-Add = Callable[[str, str], None]
 
 _GPU_SERIES = "n1 with an attached GPU, or an accelerator-optimized series (a2, a3, a4, a4x, g2, g4)"
 # A Compute Engine machine type: series, then its shape (e2-standard-8, n2-custom-4-16384).
@@ -324,9 +323,13 @@ def _pool_zone_problems(i: int, pool: GkeNodePool, cfg: GkeStack, add: Add) -> N
 
 
 def database_disk_type(cfg: GkeStack) -> str:
-    """The disk type of the in-cluster database's volume: pd-balanced, or hyperdisk-balanced
-    where the pool the database runs on cannot attach pd-balanced (C4, N4, ...)."""
-    pool = cfg.master_node_pool
+    """The disk type of the in-cluster database's volume (volume_disk_type of its pool)."""
+    return volume_disk_type(cfg.master_node_pool)
+
+
+def volume_disk_type(pool: GkeNodePool | None) -> str:
+    """The disk type of a volume on `pool`'s nodes: pd-balanced, or hyperdisk-balanced where
+    the pool cannot attach pd-balanced (C4, N4, ...)."""
     return gke_machines.default_disk_type(pool.machine_type) if pool is not None else "pd-balanced"
 
 

@@ -11,11 +11,12 @@ pools, when it is the pools themselves that fill it).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 import yaml
 
+from components.config.errors import Add
 from components.kube import api_rules
 
 # What master.yaml holds besides the user's bulk values, measured on every shipped stack and
@@ -59,7 +60,7 @@ def master_config_size(cfg: Any) -> int:
     return _BASE + _PER_POOL * len(cfg.resource_pools) + bulk
 
 
-def master_config_size_problems(cfg: Any, add: Callable[[str, str], None]) -> None:
+def master_config_size_problems(cfg: Any, add: Add) -> None:
     """Refuse a config whose master.yaml would not fit in its Secret: at the largest part when
     shortening it could make the file fit, at `resourcePools` when the pools' own share (their
     constants and placement) outweighs every value, else at the largest part still."""

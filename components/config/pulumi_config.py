@@ -8,10 +8,11 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from components.config import partial
+from components.config import partial, rules
 from components.config.base import PROJECT
 from components.config.errors import ConfigError, error_problems
 from components.config.stack import AnyStack, StackConfig
+from components.config.task_pods import TaskPods
 
 # Top-level keys whose values are plain strings: Pulumi passes "123" for both `123` and
 # `"123"`, so a pool name of digits stays a string. Only JSON null and booleans are read
@@ -50,10 +51,12 @@ def decode_raw(raw: Mapping[str, str]) -> dict[str, Any]:
     return decoded
 
 
-def load_config(raw: Mapping[str, Any]) -> StackConfig:
+def load_config(raw: Mapping[str, Any], task_pods: TaskPods | None = None) -> StackConfig:
     """Validate decoded config values (keys without the `determined:` prefix); ConfigError
     lists every problem, each naming its key path: the values that fail validation, and
-    what the model validators and cross-section rules find in the others (components.config.partial)."""
+    what the model validators and cross-section rules find in the others (components.config.partial).
+    `task_pods`: the Determined component's (components.config.task_pods), for the rules that
+    read the task pods it renders; the composition root passes them (stack_args.load_stack)."""
     raw = dict(raw)
     try:
         cfg = _ADAPTER.validate_python(raw)
@@ -62,9 +65,9 @@ def load_config(raw: Mapping[str, Any]) -> StackConfig:
         built, found = partial.build(AnyStack, raw, [tuple(e["loc"]) for e in errors])
         problems = error_problems([*errors, *found], AnyStack, raw)
         if not partial.is_broken(built):
-            problems += built.problems(partial=True)
+            problems += rules.problems(built, partial=True, task_pods=task_pods)
         raise ConfigError(dict.fromkeys(problems)) from None
-    problems = cfg.problems()
+    problems = rules.problems(cfg, task_pods=task_pods)
     if problems:
         raise ConfigError(problems)
     return cfg

@@ -14,22 +14,19 @@ import re
 import ssl
 import unicodedata
 from collections.abc import Callable
-from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, Field, ValidationError
 from pydantic_core import InitErrorDetails, PydanticCustomError
+
+from components.kube import api_rules
+from components.kube.api_rules import quantity_value  # one parser for the project: Kubernetes'
 
 # Largest value a 32-bit signed integer holds: what the master's Postgres columns and
 # Kubernetes' int32 fields store.
 INT32_MAX = 2**31 - 1
 
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-# Kubernetes resource.Quantity: a decimal number with an optional binary (Ki..Ei),
-# decimal (m, k, M..E) or exponent suffix.
-_QUANTITY = re.compile(
-    r"(?P<number>[0-9]+(\.[0-9]*)?|\.[0-9]+)(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E|[eE][-+]?[0-9]+)?"
-)
 _SEMVER = re.compile(r"(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)")
 _KUBERNETES_MINOR = re.compile(r"1\.(0|[1-9][0-9]*)")
 _CHART_VERSION = re.compile(r"v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)")
@@ -106,8 +103,6 @@ def text_problem(value: str, multiline: bool = False) -> str | None:
 
 def dns_label_problem(value: str) -> str | None:
     # The API server's rule (IsDNS1123Label), in the config's words.
-    from components.kube import api_rules
-
     if api_rules.dns_label_problem(value):
         return (
             f"{shown(value)} is not a valid DNS label (lower-case letters, digits and '-', "
@@ -493,25 +488,6 @@ def _number_as_text(value: Any) -> Any:
     return value
 
 
-def quantity_value(value: str) -> Decimal:
-    """The numeric value of a quantity in base units ('500m' -> 0.5, '1Ki' -> 1024)."""
-    match = _QUANTITY.fullmatch(value)
-    if not match:
-        raise ValueError(value)
-    number = Decimal(match["number"])
-    suffix = match["suffix"] or ""
-    binary = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
-    decimal = {"m": -1, "": 0, "k": 1, "M": 2, "G": 3, "T": 4, "P": 5, "E": 6}
-    if suffix in binary:
-        return number * Decimal(1024) ** binary[suffix]
-    if suffix in decimal:
-        return number * Decimal(1000) ** decimal[suffix]
-    try:
-        return number * Decimal(10) ** int(suffix[1:])
-    except (ValueError, InvalidOperation):
-        raise ValueError(value) from None
-
-
 def _positive_quantity(value: str) -> str:
     try:
         amount = quantity_value(value)
@@ -532,15 +508,11 @@ Quantity = Annotated[str, BeforeValidator(_number_as_text), AfterValidator(_posi
 
 def label_key_problem(key: str, what: str = "label key") -> str | None:
     # The API server's rule (IsQualifiedName), one for the project.
-    from components.kube import api_rules
-
     problem = api_rules.qualified_name_problem(key)
     return f"{what} {shown(key)} {problem}" if problem else None
 
 
 def label_value_problem(key: str, value: str) -> str | None:
-    from components.kube import api_rules
-
     return api_rules.label_value_problem(key, value)
 
 
@@ -559,8 +531,6 @@ Labels = Annotated[dict[str, str], AfterValidator(_labels)]
 def _annotations(annotations: dict[str, str]) -> dict[str, str]:
     # Annotation keys have the syntax of label keys (case aside); their values are free text,
     # at most 256 KiB with the keys: the API server's rules.
-    from components.kube import api_rules
-
     problems = api_rules.annotations_problems(annotations) + annotation_value_problems(annotations)
     if problems:
         raise ValueError(problems[0])

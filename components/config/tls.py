@@ -6,7 +6,7 @@ import functools
 import ipaddress
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -15,6 +15,7 @@ from pydantic import AfterValidator, BeforeValidator, Field, TypeAdapter, Valida
 from components import versions
 from components.config.base import ConfigModel, default_tag
 from components.config.cluster import GcpProject, IamPrincipalArn
+from components.config.errors import Add
 from components.config.syntax import Cidr, DnsSubdomain, Email, control_character, pattern_check, shown
 from components.kube.schema import structural
 
@@ -419,7 +420,7 @@ def hosted_zone_problem(value: Any) -> str | None:
     return None
 
 
-def dns01_problems(cfg: StackConfig, add: Callable[[str, str], None]) -> None:
+def dns01_problems(cfg: StackConfig, add: Add) -> None:
     """DNS-01 settings the cloud identity depends on: the hosted zone the Route 53 role may
     change, the Cloud DNS project, and a solver of one cloud's DNS on another cloud, where
     nothing gives it credentials."""
@@ -439,9 +440,7 @@ def dns01_problems(cfg: StackConfig, add: Callable[[str, str], None]) -> None:
             add(key, message)
 
 
-def _dns01_settings_problems(
-    cfg: StackConfig, found: tuple[str, dict[str, Any]], add: Callable[[str, str], None]
-) -> None:
+def _dns01_settings_problems(cfg: StackConfig, found: tuple[str, dict[str, Any]], add: Add) -> None:
     provider, settings = found
     path = f"tls.certificate.dns01.{provider}"
     own = any(key in settings for key in OWN_CREDENTIALS.get(provider, ()))
@@ -543,12 +542,23 @@ def dns01_schema_problems(solver: dict[str, Any]) -> list[tuple[str, str]]:
     return [_schema_message(error) for error in errors]
 
 
+def dns01_solver(
+    dns01: Mapping[str, Any], solver_defaults: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """cert-manager's DNS-01 solver settings as configured, with `solver_defaults` (what the
+    platform's cloud identity implies: the Cloud DNS project, the Route 53 region) under the
+    configured provider's own settings."""
+    found = {key: (dict(value) if isinstance(value, Mapping) else value) for key, value in dns01.items()}
+    if solver_defaults:
+        (provider,) = [key for key in found if key != "cnameStrategy"]
+        found[provider] = {**solver_defaults, **found[provider]}
+    return found
+
+
 def rendered_dns01(cfg: StackConfig) -> dict[str, Any] | None:
     """The ClusterIssuer's DNS-01 solver as the program renders it: the configured settings
     with what the cloud identity implies under them (gke: the Cloud DNS project, default
     the cluster's; eks: the cluster's region). None without a DNS-01 solver."""
-    from components.addons import cert_manager  # pure functions; imported late (addons import config)
-
     found = dns01_provider(cfg.tls)
     if found is None:
         return None
@@ -560,10 +570,10 @@ def rendered_dns01(cfg: StackConfig) -> dict[str, Any] | None:
             if cfg.cloud == "gke"
             else {"region": cluster.region}
         )
-    return cert_manager.dns01_solver(cfg.tls.certificate.dns01, defaults)
+    return dns01_solver(cfg.tls.certificate.dns01, defaults)
 
 
-def acme_problems(cfg: StackConfig, add: Callable[[str, str], None]) -> None:
+def acme_problems(cfg: StackConfig, add: Add) -> None:
     """A certificate from Let's Encrypt names a host under a public suffix (NON_PUBLIC_SUFFIXES)."""
     tls = cfg.tls
     if not isinstance(tls, ExposedTls) or not tls.issued:
@@ -584,4 +594,40 @@ def acme_problems(cfg: StackConfig, add: Callable[[str, str], None]) -> None:
             f"ends in .{suffix}, which is not a public domain: Let's Encrypt issues certificates for public "
             "names only (HTTP-01 and DNS-01 alike); use a public name, or certificate source secret with a "
             "certificate of your own CA",
+        )
+
+
+def gateway_problems(cfg: StackConfig, add: Add) -> None:
+    """Source ranges and internal exposure shape the load balancer of the Envoy Gateway the
+    stack installs; a cluster's own Gateway class keeps its own."""
+    tls = cfg.tls
+    if not isinstance(tls, ExposedTls):
+        return
+    certificate = tls.certificate
+    if isinstance(certificate, CertManagerCertificate) and certificate.dns01 is None:
+        # HTTP-01: Let's Encrypt fetches the challenge from the host over the internet.
+        if tls.exposure == "internal":
+            add(
+                "tls.certificate.dns01",
+                "required with exposure internal: Let's Encrypt cannot reach an internal load balancer "
+                "for HTTP-01 (give cert-manager's DNS-01 settings, e.g. {route53: {hostedZoneID: Z...}})",
+            )
+        elif tls.source_ranges:
+            add(
+                "tls.certificate.dns01",
+                "required with sourceRanges: Let's Encrypt checks HTTP-01 from addresses it does not "
+                "publish, which the ranges would block (give cert-manager's DNS-01 settings)",
+            )
+    if tls.gateway_class_name is None:
+        return
+    if tls.source_ranges:
+        add(
+            "tls.sourceRanges",
+            "applies to the Envoy Gateway this stack installs; with gatewayClassName, fence the load "
+            "balancer of that class where it is configured",
+        )
+    if tls.exposure == "internal":
+        add(
+            "tls.exposure",
+            "internal applies to the Envoy Gateway this stack installs, not to gatewayClassName",
         )

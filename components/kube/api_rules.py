@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 Path = tuple[str | int, ...]
@@ -361,10 +361,35 @@ def _overcommit_allowed(name: str) -> bool:
     return _native(name) and not _hugepages(name)
 
 
+# Kubernetes resource.Quantity: a decimal number with an optional binary (Ki..Ei),
+# decimal (m, k, M..E) or exponent suffix.
+_QUANTITY = re.compile(
+    r"(?P<number>[0-9]+(\.[0-9]*)?|\.[0-9]+)(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E|[eE][-+]?[0-9]+)?"
+)
+
+
+def quantity_value(value: str) -> Decimal:
+    """The numeric value of a quantity in base units ('500m' -> 0.5, '1Ki' -> 1024); one
+    parser for the project (the config's checks read it too)."""
+    match = _QUANTITY.fullmatch(value)
+    if not match:
+        raise ValueError(value)
+    number = Decimal(match["number"])
+    suffix = match["suffix"] or ""
+    binary = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
+    decimal = {"m": -1, "": 0, "k": 1, "M": 2, "G": 3, "T": 4, "P": 5, "E": 6}
+    if suffix in binary:
+        return number * Decimal(1024) ** binary[suffix]
+    if suffix in decimal:
+        return number * Decimal(1000) ** decimal[suffix]
+    try:
+        return number * Decimal(10) ** int(suffix[1:])
+    except (ValueError, InvalidOperation):
+        raise ValueError(value) from None
+
+
 def quantity(value: Any) -> Decimal | None:
     """A quantity's value, or None when it is not one (the schema check reports that)."""
-    from components.config.syntax import quantity_value  # one parser for the project
-
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):

@@ -25,7 +25,7 @@ def directory(**keys):
 
 def stack(raw):
     """The config as its sections validate it, before any cross-section rule (so that these
-    tests judge directory_problems alone, registered in stack._RULES or not)."""
+    tests judge directory_problems alone, registered in components.config.rules or not)."""
     return _STACK.validate_python(raw)
 
 

@@ -12,9 +12,8 @@ import pytest
 from conftest import EKS, GKE, raw_config
 
 from components import versions
-from components.config import ConfigError, load_config
+from components.config import ConfigError, config_overrides, load_config
 from components.config.eks import EKS_PUBLIC_ACCESS_CIDRS_MAX, reserved_public_range
-from components.determined import config_overrides
 
 
 def problems(raw) -> list[str]:
@@ -228,10 +227,10 @@ def test_token_lifespans_the_master_refuses(token, at):
     assert [path for path, _ in found] == [at], found
 
 
-def test_the_readme_shows_the_gke_version_table():
+def test_the_versions_page_shows_the_gke_version_table():
     from conftest import ROOT
 
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs/clouds/versions.md").read_text()
     for minor, row in versions.GKE_VERSIONS.items():
         line = next(x for x in readme.splitlines() if x.startswith(f"| `{minor}` | {row.regular_available}"))
         assert f"| {row.end_of_standard_support} | {row.end_of_extended_support} |" in line, minor

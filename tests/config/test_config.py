@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import BASE, make_config, raw_config
+from conftest import BASE, GKE, make_config, raw_config
 
 from components import config as config_mod
 from components.config import ConfigError, decode_raw, load_config
@@ -754,6 +754,67 @@ BAD_CASES += [
         "empty password",
         {"database": {"mode": "external", "host": "h", "user": "u", "password": ""}},
         "determined:database.password: must not be empty",
+    ),
+]
+
+# Cloud, pool, Kueue and TLS keys: a bad value is refused with what is allowed.
+BAD_CASES += [
+    (
+        "cluster.privateNodes",
+        {**GKE, "cluster": {**GKE["cluster"], "privateNodes": "yes"}},
+        "determined:cluster.privateNodes: must be true or false, not a string",
+    ),
+    (
+        "nodePools[1].imageType",
+        {**GKE, "nodePools": [GKE["nodePools"][0], {**GKE["nodePools"][1], "imageType": "ubuntu"}]},
+        "determined:nodePools[1].imageType: must be one of 'COS_CONTAINERD' or 'UBUNTU_CONTAINERD' (got 'ubuntu')",
+    ),
+    (
+        "nodePools[1].diskSizeGb",
+        {**GKE, "nodePools": [GKE["nodePools"][0], {**GKE["nodePools"][1], "diskSizeGb": 5}]},
+        "determined:nodePools[1].diskSizeGb: must be at least 10",
+    ),
+    (
+        "database.highAvailability",
+        {**GKE, "database": {"mode": "managed", "tier": "db-custom-2-8192", "highAvailability": "true"}},
+        "determined:database.highAvailability: must be true or false, not a string",
+    ),
+    (
+        "resourcePools[0].quota.limits.cpu",
+        {"resourcePools": [{**resource_pools[0], "quota": {"limits": {"cpu": "abc"}}}, resource_pools[1]]},
+        "determined:resourcePools[0].quota.limits.cpu: 'abc' is not a Kubernetes quantity",
+    ),
+    (
+        "kueue.podsReadyTimeoutSeconds",
+        {"kueue": {"podsReadyTimeoutSeconds": 5}},
+        "determined:kueue.podsReadyTimeoutSeconds: must be at least 30",
+    ),
+    (
+        "kueue.cohort",
+        {"kueue": {"cohort": "Bad_Name"}},
+        "determined:kueue.cohort: 'Bad_Name' is not a valid DNS label",
+    ),
+    (
+        "adoptPriorityClasses",
+        {"adoptPriorityClasses": "yes"},
+        "determined:adoptPriorityClasses: must be true or false, not a string",
+    ),
+    (
+        "tls.gatewayClassName",
+        {
+            "tls": {
+                "mode": "ingress",
+                "host": "det.example.com",
+                "certificate": {"source": "secret", "secretName": "x"},
+                "gatewayClassName": "Bad Class",
+            }
+        },
+        "determined:tls.gatewayClassName: 'Bad Class' is not a valid Kubernetes name",
+    ),
+    (
+        "resourcePools[0].workspace",
+        {"resourcePools": [{**resource_pools[0], "workspace": ""}, resource_pools[1]]},
+        "determined:resourcePools[0].workspace:",
     ),
 ]
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import pytest
 from conftest import EKS, GKE, make_config, raw_config
 
+import stack_args
 from components import cloud_limits, versions
 from components.config import ConfigError, go_regexp, go_time, load_config
 from components.determined import master as master_app
@@ -237,7 +238,7 @@ def test_no_env_value_of_master_env_is_silently_dropped():
     # master.env of each name the stack sets is refused at its key, or its value is the one
     # the master gets.
     cfg = make_config(master=MASTER_WITH_EVERYTHING)
-    names = [e["name"] for e in master_app._env(cfg)]
+    names = [e["name"] for e in master_app._env(stack_args.determined_args(cfg))]
     assert {"DET_RELEASE_NAMESPACE", "https_proxy", "SSL_CERT_DIR"} <= set(names)
     for name in names:
         raw = raw_config(master={**MASTER_WITH_EVERYTHING, "env": {name: "mine"}})
@@ -250,7 +251,7 @@ def test_no_env_value_of_master_env_is_silently_dropped():
                 f"determined:master.env.{name}: {name} is set by the stack on the master: "
             )
             continue
-        env = [e for e in master_app._env(cfg) if e["name"] == name]
+        env = [e for e in master_app._env(stack_args.determined_args(cfg)) if e["name"] == name]
         assert env == [{"name": name, "value": "mine"}], (name, env)
 
 

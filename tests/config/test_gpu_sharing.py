@@ -10,6 +10,7 @@ import re
 import pytest
 from conftest import ROOT
 
+import stack_args
 from components.config import ConfigError, decode_raw, gke_gpu_sharing, gke_machines, load_config
 from components.config.gke_gpu_sharing import MIG_PARTITIONS
 from components.config.node_pools import GkeNodePool
@@ -60,7 +61,7 @@ def queue_gpus(cfg, pool="gpu") -> str | None:
     """The nvidia.com/gpu nominal quota of a pool's ClusterQueue, as planned."""
     (queue,) = [
         o
-        for o in resource_pools.queue_objects(cfg)
+        for o in resource_pools.queue_objects(stack_args.determined_args(cfg))
         if o["kind"] == "ClusterQueue" and o["metadata"]["name"] == f"determined-{pool}"
     ]
     resources = queue["spec"]["resourceGroups"][0]["flavors"][0]["resources"]
@@ -69,11 +70,13 @@ def queue_gpus(cfg, pool="gpu") -> str | None:
 
 def master(cfg) -> dict:
     secrets = MasterSecrets(db_password="d", initial_user_password="i", webhook_signing_key="w")
-    return master_yaml.master_config(cfg, DatabaseEndpoint("db", 5432, "determined", "determined"), secrets)
+    args = stack_args.determined_args(cfg)
+    return master_yaml.master_config(args, DatabaseEndpoint("db", 5432, "determined", "determined"), secrets)
 
 
 def pool_slots(cfg, pool="gpu") -> int | None:
-    (entry,) = [p for p in resource_pools.master_resource_pools(cfg) if p["pool_name"] == pool]
+    pools = resource_pools.master_resource_pools(stack_args.determined_args(cfg))
+    (entry,) = [p for p in pools if p["pool_name"] == pool]
     return (entry["task_container_defaults"].get("kubernetes") or {}).get("max_slots_per_pod")
 
 

@@ -14,12 +14,11 @@ import pytest
 from conftest import EKS, raw_config
 
 from components.addons import cert_manager, envoy_gateway, gpu_operator, kueue, reloader
-from components.config import load_config
+from components.config import load_config, master_yaml_schema
 from components.config import postgres_settings as pg
 from components.config.database import HELM_RELEASE_NAME_MAX, rds_instance_class_problem
 from components.config.errors import ConfigError
 from components.config.tls import FORBIDDEN_CONTACT_DOMAINS, NON_PUBLIC_SUFFIXES, non_public_suffix
-from components.determined import master_yaml_schema
 
 
 def problems(**overrides) -> list[str]:

@@ -10,12 +10,11 @@ from pathlib import Path
 import pytest
 from conftest import EKS, GKE, raw_config
 
-from components.config import ConfigError, load_config
+from components.config import ConfigError, config_overrides, load_config
 from components.config.cluster import GKE_AUTHORIZED_NETWORKS_MAX
 from components.config.eks import EKS_MIN_SUBNET_ZONES
 from components.config.gke import GCE_SUBNET_SMALLEST_PREFIX
 from components.config.syntax import PORT_MAX, PORT_MIN, port_problem
-from components.determined import config_overrides
 
 
 def problems(raw) -> list[str]:
@@ -55,10 +54,11 @@ def test_gke_takes_fifty_authorized_networks_and_not_one_more():
 
 def test_the_plan_keeps_the_public_endpoint_the_limit_of_fifty_is_for():
     # 50 holds for a public endpoint (100 for a private one): the cluster must keep it.
+    import stack_args
     from components.cluster.gke.cluster import cluster_args
     from components.cluster.gke.network import Network
 
-    cfg = load_config(gke(privateNodes=True, authorizedNetworks=cidrs(3)))
+    cfg = stack_args.gke_cluster_args(load_config(gke(privateNodes=True, authorizedNetworks=cidrs(3))))
     args = cluster_args(cfg, "p", Network("net", "subnet", None, None, []), "sa@p.iam.gserviceaccount.com")
     assert args["private_cluster_config"]["enable_private_endpoint"] is False
     assert len(args["master_authorized_networks_config"]["cidr_blocks"]) == 3
@@ -88,9 +88,10 @@ def test_a_nodes_range_of_ipv6_is_refused():
 
 def test_the_nodes_range_is_the_subnet_primary_range():
     # The rule is about the primary range: the plan must put nodesCidr there.
+    import stack_args
     from components.cluster.gke.network import subnetwork_args
 
-    cfg = load_config(gke(network={"nodesCidr": "10.10.0.0/29"}))
+    cfg = stack_args.gke_cluster_args(load_config(gke(network={"nodesCidr": "10.10.0.0/29"})))
     assert subnetwork_args(cfg, "net")["ip_cidr_range"] == "10.10.0.0/29"
 
 

@@ -11,12 +11,13 @@ import pytest
 from conftest import EKS, GKE, ROOT, make_config, raw_config
 from crds import crd_problems
 
+import stack_args
 from components import names
 from components.config import ConfigError, load_config
 from components.config import tls as tls_config
 from components.config.database import SSL_WITHOUT_CERTIFICATE
 from components.determined import database as app_database
-from components.determined import exposure
+from components.determined import tls as tls_app
 from components.kube import api_rules
 
 
@@ -122,7 +123,7 @@ def test_the_host_pattern_is_gateway_apis_hostname():
 def test_a_single_label_host_with_a_certificate_of_ones_own_is_taken(mode):
     tls = {"mode": mode, "host": "determined", "certificate": {"source": "secret", "secretName": "det-tls"}}
     cfg = make_config(tls=tls)
-    objects = exposure.objects(cfg, "eg", None)
+    objects = tls_app.objects(stack_args.determined_args(cfg), "eg", None)
     assert objects
     for obj in objects:
         assert crd_problems(obj) == [], obj["kind"]

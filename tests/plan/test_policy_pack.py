@@ -4,6 +4,7 @@ the pack does."""
 
 from __future__ import annotations
 
+import importlib.metadata as metadata
 import json
 import os
 import shutil
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import ROOT
+from packaging.requirements import Requirement
 from packs import alive, claims, ended, write_pack
 from pulumi.runtime.proto import analyzer_pb2
 
@@ -239,12 +241,17 @@ def test_a_plan_told_to_terminate_ends_its_pack(tmp_path, pids):
         """,
     )
     script = (
-        "import sys; from pathlib import Path; sys.path[:0] = [sys.argv[1] + d for d in ('', '/tests', '/tests/plan')]\n"
+        "import sys; from pathlib import Path\n"
         "from packs import claims; from plan import policy_check\n"
-        "policy_check.run_pack(policy_check.Deployment('s', claims()), pack=Path(sys.argv[2]))\n"
+        "policy_check.run_pack(policy_check.Deployment('s', claims()), pack=Path(sys.argv[1]))\n"
     )
+    # The project is installed (pyproject.toml); the test helpers (packs, conftest) are not.
+    helpers = os.pathsep.join(str(ROOT / d) for d in ("tests", "tests/plan"))
     plan = subprocess.Popen(
-        [sys.executable, "-c", script, str(ROOT), str(pack)], stderr=subprocess.PIPE, text=True
+        [sys.executable, "-c", script, str(pack)],
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": helpers},
     )
     deadline = time.monotonic() + 30
     while not _pids(pids) and time.monotonic() < deadline:
@@ -256,18 +263,67 @@ def test_a_plan_told_to_terminate_ends_its_pack(tmp_path, pids):
     assert ended(_pids(pids)[:1])
 
 
-def test_the_readmes_publishable_pack_starts_with_every_rule(tmp_path):
-    """The directory the README has `pulumi policy publish` upload holds what the pack reads."""
-    readme = (ROOT / "README.md").read_text()
-    start = readme.index("```sh\nrm -rf build/policy-pack")
-    script = readme[start + len("```sh\n") : readme.index("```", start + 3)]
+# The program's cloud and Kubernetes SDKs: the pack installs without them.
+APP_DISTRIBUTIONS = {"pulumi-gcp", "pulumi-aws", "pulumi-kubernetes", "pulumi-random"}
+PUBLISH_DOC = ROOT / "docs" / "concepts" / "policies.md"
+
+
+def normalize(name: str) -> str:
+    return name.lower().replace("_", "-").replace(".", "-")
+
+
+def pins(path: Path) -> dict[str, str]:
+    """name (normalized) -> version of each `name==version` line of a requirements file."""
+    found = {}
+    for line in path.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            assert "==" in line and not line.startswith("-"), f"{path.name}: {line!r} is not an exact pin"
+            name, version = line.split("==")
+            found[normalize(name)] = version
+    return found
+
+
+def installed_closure(names: set[str]) -> set[str]:
+    """The distributions `names` need, with theirs, as installed here."""
+    seen: set[str] = set()
+    todo = list(names)
+    while todo:
+        name = normalize(todo.pop())
+        if name in seen:
+            continue
+        seen.add(name)
+        for spec in metadata.requires(name) or []:
+            requirement = Requirement(spec)
+            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+                todo.append(requirement.name)
+    return seen
+
+
+def test_the_packs_requirements_leave_out_the_programs():
+    pack = pins(ROOT / "policies" / "requirements.txt")
+    program = pins(ROOT / "requirements.txt")
+    assert "pulumi-policy" in pack
+    assert {name: program.get(name) for name in pack} == pack  # at the program's pins
+    assert not APP_DISTRIBUTIONS & installed_closure(set(pack))
+
+
+def publish(tmp_path: Path) -> Path:
+    """The directory the policies page has `pulumi policy publish` upload, made by its script."""
+    doc = PUBLISH_DOC.read_text()
+    start = doc.index("```sh\nrm -rf build/policy-pack")
+    script = doc[start + len("```sh\n") : doc.index("```", start + 3)]
     assert "pulumi policy publish" in script
     for name in ("policies", "components"):
         shutil.copytree(ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(ROOT / "requirements.txt", tmp_path)
     commands = "\n".join(line for line in script.replace("\\\n", "").splitlines() if "pulumi " not in line)
     subprocess.run(["bash", "-euc", commands], cwd=tmp_path, check=True)
-    bundle = tmp_path / "build" / "policy-pack"
+    return tmp_path / "build" / "policy-pack"
+
+
+def test_the_docs_publishable_pack_starts_with_every_rule(tmp_path):
+    """The directory the policies page has `pulumi policy publish` upload holds what the pack reads."""
+    bundle = publish(tmp_path)
     assert sorted(p.name for p in bundle.iterdir()) == [
         "PulumiPolicy.yaml",
         "__main__.py",
@@ -275,6 +331,7 @@ def test_the_readmes_publishable_pack_starts_with_every_rule(tmp_path):
         "policies",
         "requirements.txt",
     ]
+    assert (bundle / "requirements.txt").read_text() == (ROOT / "policies" / "requirements.txt").read_text()
     project = yaml.safe_load((bundle / "PulumiPolicy.yaml").read_text())
     assert project["runtime"] == {"name": "python", "options": {"virtualenv": "venv"}} and project["version"]
     # Run it here with the project's virtualenv, as the CLI would run it with the one it creates.
@@ -285,6 +342,48 @@ def test_the_readmes_publishable_pack_starts_with_every_rule(tmp_path):
         info = client.info()
     assert info.name == policy_check.PACK_NAME
     assert [p.name for p in info.policies] == [r.name for r in catalog.RULES]
+
+
+# What the published pack's modules load, printed as JSON by a Python without site hooks.
+LOADED = """
+import importlib.metadata as md, json, sys
+import policies.catalog, policies.rule
+tops = {name.split(".")[0] for name, module in list(sys.modules.items()) if module is not None}
+tops -= {"components", "policies"}  # the pack's own (their files are checked apart)
+dists = md.packages_distributions()
+ours = [m for m in sys.modules if m.split(".")[0] in ("components", "policies")]
+print(json.dumps({
+    "modules": sorted(m for m in ours if m.startswith("components")),
+    "files": sorted({getattr(sys.modules[m], "__file__", None) or "" for m in ours} - {""}),
+    "distributions": sorted({d for t in tops for d in dists.get(t, [])}),
+}))
+"""
+
+
+def test_the_published_pack_reads_only_what_it_carries_and_requires(tmp_path):
+    """The pack's modules imported from the published directory alone (`-S`: no .pth hooks, so
+    the project's editable install is not seen) load nothing of the components and no
+    distribution outside the pack's requirements."""
+    bundle = publish(tmp_path)
+    site_packages = next((VENV / "lib").glob("python3*/site-packages"))
+    result = subprocess.run(
+        [str(VENV / "bin" / "python"), "-S", "-c", LOADED],
+        cwd=bundle,
+        env={
+            "PATH": os.environ.get("PATH", ""),
+            "PYTHONPATH": os.pathsep.join([str(bundle), str(site_packages)]),
+        },
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    loaded = json.loads(result.stdout)
+    components = ("components.cluster", "components.determined", "components.addons")
+    assert "components.config" in loaded["modules"]
+    assert not [m for m in loaded["modules"] if m.startswith(components)]
+    assert loaded["files"] and all(f.startswith(str(bundle)) for f in loaded["files"]), loaded["files"]
+    allowed = installed_closure(set(pins(bundle / "requirements.txt")))
+    assert {normalize(d) for d in loaded["distributions"]} - allowed == set()
 
 
 def test_a_pack_that_fails_is_one_line_and_exit_3_from_the_cli(tmp_path, monkeypatch, capsys):

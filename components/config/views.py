@@ -1,0 +1,186 @@
+"""The views of a Determined deployment its settings imply: default pools, slot type,
+namespaces, pull Secrets, Kueue quotas, where the master runs.
+
+One copy of their logic for the two models that hold those settings: the stack's whole
+configuration (components.config.StackConfig, whose rules check them) and the Determined
+component's Args (components.determined.args.DeterminedArgs, whose parts deploy them).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Literal
+
+from components import constants, versions
+from components.config import capacity, gke_gpu_sharing
+from components.config.node_pools import NodePool
+from components.config.resource_pools import QuotaConfig, ResourcePoolConfig
+
+if TYPE_CHECKING:
+    from components.config.master import MasterConfig
+    from components.config.resource_pools import SlotsConfig
+
+# Queue quotas of resources whose amount is not known: covered (Kueue refuses a task asking
+# for an uncovered resource) but not limited.
+UNLIMITED_CPU = "1000000"
+UNLIMITED_MEMORY = "1Ei"
+
+# The default task namespace (0.35+) is the master's namespace with this suffix.
+TASK_NAMESPACE_SUFFIX = "-tasks"
+
+
+def _system_capable(pool: NodePool) -> bool:
+    """A node pool fit for the master and the database: no taints, no GPUs, not spot."""
+    return not pool.all_taints and not pool.gpu and not getattr(pool, "spot", False)
+
+
+class DeploymentViews:
+    """Views derived from the deployment's settings; mixed into a pydantic model that has
+    the fields named below (read, never written)."""
+
+    if TYPE_CHECKING:  # the fields of the model this is mixed into
+        namespace: str
+        task_namespace: str | None
+        environment: Literal["dev", "prod"]
+        allow_data_deletion: bool
+        node_pools: list[NodePool]
+        master: MasterConfig
+        resource_pools: list[ResourcePoolConfig]
+        default_compute_pool: str | None
+        default_aux_pool: str | None
+        scheduler: Literal["default", "kueue"]
+        slots: SlotsConfig
+        image_pull_secrets: list[str]
+        registry_credentials: object | None
+
+    def node_pool(self, name: str) -> NodePool:
+        return next(pool for pool in self.node_pools if pool.name == name)
+
+    def node_pool_of(self, resource_pool: ResourcePoolConfig) -> NodePool:
+        return self.node_pool(resource_pool.node_pool)
+
+    def _pool_has_gpus(self, resource_pool: ResourcePoolConfig) -> bool:
+        # Tolerates a dangling reference so that validation can report it.
+        return any(n.gpu for n in self.node_pools if n.name == resource_pool.node_pool)
+
+    def pool_role(self, resource_pool: ResourcePoolConfig) -> Literal["compute", "aux"]:
+        """Whether a pool serves a workspace's training (compute) or its CPU-only tasks (aux):
+        pools on GPU nodes, and every pool of a CPU-slot cluster, compute."""
+        return "compute" if self._pool_has_gpus(resource_pool) or self.slot_type == "cpu" else "aux"
+
+    def queued(self, resource_pool: ResourcePoolConfig) -> bool:
+        """Whether a pool's tasks go through Kueue: every pool, with scheduler kueue (so each
+        pool's namespace is admitted against its own quota)."""
+        return self.scheduler == "kueue"
+
+    def queue_quota(self, resource_pool: ResourcePoolConfig) -> dict[str, str]:
+        """nominalQuota per resource of a queued pool: the pool's quota where set, else what
+        its node pool holds at its largest (maxNodes times the `nvidia.com/gpu` a node
+        advertises, MIG partitions and shared GPUs counted as GKE exposes them, and
+        allocatable CPUs where the machine type says them). CPU and memory are always
+        covered (Kueue refuses a task that asks for a resource its queue does not cover):
+        without a known amount they are not limited."""
+        node_pool = self.node_pool_of(resource_pool)
+        quota = resource_pool.quota or QuotaConfig()
+        nodes = getattr(node_pool, "max_nodes", None)  # created node pools only
+        nominal: dict[str, str] = {}
+        if node_pool.gpu:
+            per_node = gke_gpu_sharing.exposed_gpus_per_node(node_pool)
+            gpus = quota.gpu if quota.gpu is not None else (nodes * per_node if nodes else None)
+            if gpus is not None:
+                nominal["nvidia.com/gpu"] = str(gpus)
+        cores = capacity.vcpus(node_pool.machine_type) if node_pool.machine_type else None
+        if quota.cpu is not None:
+            nominal["cpu"] = quota.cpu
+        elif nodes and cores:
+            nominal["cpu"] = f"{int(nodes * capacity.allocatable_cpu(cores) * 1000)}m"
+        else:
+            nominal["cpu"] = UNLIMITED_CPU
+        nominal["memory"] = quota.memory if quota.memory is not None else UNLIMITED_MEMORY
+        return nominal
+
+    @property
+    def compute_pool(self) -> str:
+        """Default compute pool: as configured, else the first pool on GPU nodes."""
+        if self.default_compute_pool:
+            return self.default_compute_pool
+        gpu_pools = [p for p in self.resource_pools if self._pool_has_gpus(p)]
+        return (gpu_pools or self.resource_pools)[0].name
+
+    @property
+    def aux_pool(self) -> str:
+        """Default aux pool: as configured, else the first pool on CPU-only nodes."""
+        if self.default_aux_pool:
+            return self.default_aux_pool
+        cpu_pools = [p for p in self.resource_pools if not self._pool_has_gpus(p)]
+        return (cpu_pools or self.resource_pools)[0].name
+
+    @property
+    def slot_type(self) -> Literal["gpu", "cpu"]:
+        if self.slots.type:
+            return self.slots.type
+        return "gpu" if any(self._pool_has_gpus(p) for p in self.resource_pools) else "cpu"
+
+    @property
+    def gpu_pools_in_use(self) -> list[NodePool]:
+        """The GPU node pools that resource pools run on, in order."""
+        names = {p.node_pool for p in self.resource_pools}
+        return [n for n in self.node_pools if n.name in names and n.gpu]
+
+    @property
+    def gpu_counts(self) -> list[int]:
+        """Distinct GPUs per node of the node pools that resource pools run on, ascending:
+        the `nvidia.com/gpu` a node advertises (a slot each), MIG partitions and shared GPUs
+        counted as GKE exposes them."""
+        return sorted({gke_gpu_sharing.exposed_gpus_per_node(n) for n in self.gpu_pools_in_use})
+
+    @property
+    def max_slots_per_pod(self) -> int:
+        """The global slots-per-pod limit: as configured, else the largest value that
+        divides the GPUs a task pod may take on every GPU pool (so no pod asks for more GPUs
+        than a node gives one container, and multi-pod tasks fill nodes evenly)."""
+        if self.slots.max_slots_per_pod:
+            return self.slots.max_slots_per_pod
+        per_pod = [gke_gpu_sharing.gpus_per_container(n) for n in self.gpu_pools_in_use]
+        return math.gcd(*per_pod) if per_pod else 1
+
+    @property
+    def default_task_namespace(self) -> str:
+        """The master's default namespace (`default_namespace`, before 0.35 `namespace`):
+        from 0.35 tasks of workspaces bound to no namespace and checkpoint GC run there, a
+        namespace of their own (taskNamespace, default `<namespace>-tasks`); older masters
+        look for their Service there, so it stays the master's."""
+        if self.master.version_tuple < versions.RELEASE_NAMESPACE_SINCE:
+            return self.namespace
+        return self.task_namespace or f"{self.namespace}{TASK_NAMESPACE_SUFFIX}"
+
+    @property
+    def task_namespaces(self) -> list[str]:
+        """Namespaces task pods may run in: the default task namespace, then every pool's,
+        without repeats."""
+        pools = (rp.namespace_name for rp in self.resource_pools)
+        return list(dict.fromkeys([self.default_task_namespace, *pools]))
+
+    @property
+    def pod_namespaces(self) -> list[str]:
+        """Every namespace pods of the stack run in: the master's, then the task namespaces."""
+        return list(dict.fromkeys([self.namespace, *self.task_namespaces]))
+
+    @property
+    def pull_secrets(self) -> list[str]:
+        """Every image pull Secret pods name: the configured ones, then the project's own."""
+        own = [constants.REGISTRY_SECRET] if self.registry_credentials else []
+        return list(dict.fromkeys([*self.image_pull_secrets, *own]))
+
+    @property
+    def master_node_pool(self) -> NodePool | None:
+        """Where the master and the in-cluster database run: master.nodePool, else the
+        first untainted, on-demand CPU pool (None when there is none: a config error)."""
+        if self.master.node_pool:
+            return next((p for p in self.node_pools if p.name == self.master.node_pool), None)
+        return next((p for p in self.node_pools if _system_capable(p)), None)
+
+    @property
+    def data_deletion_allowed(self) -> bool:
+        # Refused in prod by validation; kept explicit here for the app.
+        return self.allow_data_deletion and self.environment == "dev"
