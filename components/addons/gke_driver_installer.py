@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from components import constants
 from components.kube.manifests import PART_OF
 
 SOURCE_REPOSITORY = "https://github.com/GoogleCloudPlatform/container-engine-accelerators"
@@ -23,8 +24,8 @@ SOURCE_PATHS = {
     "UBUNTU_CONTAINERD": "nvidia-driver-installer/ubuntu/daemonset-preloaded.yaml",
 }
 
-NAMESPACE = "kube-system"
-NAME = "nvidia-driver-installer"
+NAMESPACE = constants.GKE_DRIVER_INSTALLER_NAMESPACE
+NAME = constants.GKE_DRIVER_INSTALLER_NAME
 
 # Selects the pods; the same in both files and never changed here (a selector is immutable).
 _POD_LABELS = {"name": NAME, "k8s-app": NAME}

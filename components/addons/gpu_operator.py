@@ -13,16 +13,18 @@ under a ResourceQuota naming those priority classes.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import kube, versions
+from components import constants, kube, versions
 from components.addons import gke_driver_installer, release
-from components.config import GPU_TAINT, StackConfig
+from components.config import GPU_TAINT, NodePool
+from components.config.addons import GpuOperatorConfig
 
-NAMESPACE = "gpu-operator"
+NAMESPACE = constants.GPU_OPERATOR_NAMESPACE
 COMPONENT = "gpu-operator"
 GKE_NVIDIA_DIR = "/home/kubernetes/bin/nvidia"
 # GKE 1.33+ (containerd 2) reads the runtime config from a file the toolkit must edit.
@@ -42,14 +44,17 @@ _NFD_WORKER_DEFAULT = [
     {"key": GPU_TAINT.key, "operator": "Exists", "effect": "NoSchedule"},
 ]
 
-Platform = Literal["gke", "eks"]
+# The clouds whose clusters the stack creates, each needing the operator configured its way.
+Cloud = Literal["gke", "eks"]
 
 
-def with_gpu_pool_taints(defaults: list[dict[str, Any]], cfg: StackConfig) -> list[dict[str, Any]]:
+def with_gpu_pool_taints(
+    defaults: list[dict[str, Any]], node_pools: Sequence[NodePool]
+) -> list[dict[str, Any]]:
     """`defaults` plus a toleration for every other taint of a GPU pool (its nodes need
     the operator's DaemonSets too)."""
     tolerations = list(defaults)
-    for pool in cfg.node_pools:
+    for pool in node_pools:
         if not pool.gpu:
             continue
         for taint in pool.taints:
@@ -58,28 +63,31 @@ def with_gpu_pool_taints(defaults: list[dict[str, Any]], cfg: StackConfig) -> li
     return tolerations
 
 
-def _runtime_config_from_file(cfg: StackConfig) -> bool:
-    version = cfg.cluster.kubernetes_version
+def _runtime_config_from_file(kubernetes_version: str | None) -> bool:
+    version = kubernetes_version
     # Unpinned clusters follow their release channel, which is past 1.33 today.
     return version is None or tuple(map(int, version.split("."))) >= RUNTIME_CONFIG_FILE_SINCE
 
 
-def values(cfg: StackConfig, platform: Platform) -> dict[str, Any]:
-    """The chart values for `platform`."""
+def values(node_pools: Sequence[NodePool], kubernetes_version: str | None, cloud: Cloud) -> dict[str, Any]:
+    """The chart values for `cloud`, a cluster of `node_pools` at `kubernetes_version`
+    (None: unpinned)."""
     result: dict[str, Any] = {
-        "daemonsets": {"tolerations": with_gpu_pool_taints(_DAEMONSETS_DEFAULT, cfg)},
-        "node-feature-discovery": {"worker": {"tolerations": with_gpu_pool_taints(_NFD_WORKER_DEFAULT, cfg)}},
+        "daemonsets": {"tolerations": with_gpu_pool_taints(_DAEMONSETS_DEFAULT, node_pools)},
+        "node-feature-discovery": {
+            "worker": {"tolerations": with_gpu_pool_taints(_NFD_WORKER_DEFAULT, node_pools)}
+        },
     }
-    if platform == "gke":
+    if cloud == "gke":
         toolkit: dict[str, Any] = {"installDir": GKE_NVIDIA_DIR}
-        if _runtime_config_from_file(cfg):
+        if _runtime_config_from_file(kubernetes_version):
             toolkit["env"] = [{"name": "RUNTIME_CONFIG_SOURCE", "value": "file"}]
         result |= {
             "driver": {"enabled": False},
             "hostPaths": {"driverInstallDir": GKE_NVIDIA_DIR},
             "toolkit": toolkit,
         }
-    if platform == "eks":
+    if cloud == "eks":
         # The AL2023 NVIDIA AMI carries the driver and the container toolkit.
         result |= {"driver": {"enabled": False}, "toolkit": {"enabled": False}}
     return result
@@ -111,50 +119,59 @@ def critical_pods_quota() -> dict[str, Any]:
     )
 
 
-def driver_installer_image_type(cfg: StackConfig) -> str:
-    """The image type of the GPU pools (one, checked by config validation)."""
-    return next(pool.image_type for pool in cfg.node_pools if pool.gpu)
+def driver_installer_image_type(node_pools: Sequence[NodePool]) -> str:
+    """The image type of the GPU pools (GKE; one, checked by config validation)."""
+    return next(pool.image_type for pool in node_pools if pool.gpu)
 
 
-def release_args(cfg: StackConfig, platform: Platform) -> dict[str, Any]:
+def release_args(
+    settings: GpuOperatorConfig,
+    node_pools: Sequence[NodePool],
+    kubernetes_version: str | None,
+    cloud: Cloud,
+) -> dict[str, Any]:
     return release.release_args(
         "gpu-operator",
         versions.GPU_OPERATOR_CHART,
-        cfg.gpu_operator.version,
+        settings.version,
         NAMESPACE,
-        values(cfg, platform),
+        values(node_pools, kubernetes_version, cloud),
         repository=versions.GPU_OPERATOR_REPOSITORY,
         timeout=900,  # the operator's DaemonSets roll out node by node
     )
 
 
 class GpuOperator(pulumi.ComponentResource):
-    """The operator's namespace, what the platform needs beside it, and its Helm release."""
+    """The operator's namespace, what the cloud needs beside it, and its Helm release."""
 
     def __init__(
         self,
         name: str,
-        cfg: StackConfig,
-        platform: Platform,
+        settings: GpuOperatorConfig,
+        node_pools: Sequence[NodePool],
+        kubernetes_version: str | None,
+        cloud: Cloud,
         after: list[pulumi.Resource],
         opts: pulumi.ResourceOptions | None = None,
     ):
-        """`after`: what must exist first (the node pools); a component's own dependencies
-        do not reach its children, so each child is given them."""
+        """The operator at `settings.version` for a cluster of `node_pools` at
+        `kubernetes_version` (None: unpinned). `after`: what must exist first (the node
+        pools); a component's own dependencies do not reach its children, so each child is
+        given them."""
         super().__init__("determined:addons:GpuOperator", name, None, opts)
         child = pulumi.ResourceOptions(parent=self, depends_on=after)
         ns = kube.register(namespace(), child)
         after_ns = pulumi.ResourceOptions(parent=self, depends_on=[*after, ns])
         before_release: list[pulumi.Resource] = [ns]
-        if platform == "gke":
+        if cloud == "gke":
             before_release.append(kube.register(critical_pods_quota(), after_ns))
-            has_gpu_pools = any(pool.gpu for pool in cfg.node_pools)
+            has_gpu_pools = any(pool.gpu for pool in node_pools)
             if has_gpu_pools:
-                installer = gke_driver_installer.daemonset(driver_installer_image_type(cfg))
+                installer = gke_driver_installer.daemonset(driver_installer_image_type(node_pools))
                 before_release.append(kube.register(installer, child))
         self.release = k8s.helm.v3.Release(
             "gpu-operator",
             opts=pulumi.ResourceOptions(parent=self, depends_on=[*after, *before_release]),
-            **release_args(cfg, platform),
+            **release_args(settings, node_pools, kubernetes_version, cloud),
         )
         self.register_outputs({})

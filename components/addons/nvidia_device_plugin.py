@@ -9,12 +9,13 @@ is needed.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from components import versions
 from components.addons import release
 from components.addons.gpu_operator import with_gpu_pool_taints
-from components.config import GPU_TAINT, StackConfig
+from components.config import GPU_TAINT, NodePool
 
 NAMESPACE = "kube-system"
 # The node label the chart's default affinity accepts without node-feature-discovery.
@@ -27,16 +28,17 @@ _DEFAULT_TOLERATIONS = [
 ]
 
 
-def values(cfg: StackConfig) -> dict[str, Any]:
-    return {"tolerations": with_gpu_pool_taints(_DEFAULT_TOLERATIONS, cfg)}
+def values(node_pools: Sequence[NodePool]) -> dict[str, Any]:
+    """Tolerating every taint of the GPU pools among `node_pools`."""
+    return {"tolerations": with_gpu_pool_taints(_DEFAULT_TOLERATIONS, node_pools)}
 
 
-def release_args(cfg: StackConfig) -> dict[str, Any]:
+def release_args(node_pools: Sequence[NodePool]) -> dict[str, Any]:
     return release.release_args(
         "nvidia-device-plugin",
         versions.NVIDIA_DEVICE_PLUGIN_CHART,
         versions.NVIDIA_DEVICE_PLUGIN_VERSION,
         NAMESPACE,
-        values(cfg),
+        values(node_pools),
         repository=versions.NVIDIA_DEVICE_PLUGIN_REPOSITORY,
     )

@@ -1,7 +1,9 @@
-"""Where Determined runs: one module per target, each giving the app a `ClusterHandle`.
+"""Where Determined runs: one component per target, each giving the app a `ClusterHandle`.
 
-`existing` connects to a cluster made elsewhere; `gke` and `eks` create one. The app
-never asks which cloud it is on: whatever differs between targets is in the handle.
+`existing.ExistingCluster` connects to a cluster made elsewhere; `gke.GkeCluster` and
+`eks.EksCluster` create one. Each takes its own Args (pydantic models reusing the stack
+configuration's sections) and exposes its handle as `.handle`. The app never asks which
+cloud it is on: whatever differs between targets is in the handle.
 """
 
 from __future__ import annotations
@@ -13,12 +15,12 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components import names
-from components.config import EksStack, ExistingStack, GkeStack, StackConfig
+from components.config.cluster import CloudCluster
 
 
-def namer(cfg: GkeStack | EksStack) -> names.Namer:
-    """The cloud names of this stack's resources (components.names)."""
-    return names.Namer(pulumi.get_stack(), cfg.cluster.region, cfg.cluster.name)
+def namer(cluster: CloudCluster) -> names.Namer:
+    """The cloud names of this stack's resources for `cluster` (components.names)."""
+    return names.Namer(pulumi.get_stack(), cluster.region, cluster.name)
 
 
 def name_kept(opts: pulumi.ResourceOptions, resource: str, prop: str) -> pulumi.ResourceOptions:
@@ -31,7 +33,7 @@ def name_kept(opts: pulumi.ResourceOptions, resource: str, prop: str) -> pulumi.
 
 @dataclass(frozen=True)
 class DatabaseServer:
-    """A database the platform created (Cloud SQL), reached on a private address."""
+    """A database a cluster component created (Cloud SQL, RDS), reached on a private address."""
 
     host: pulumi.Output[str]
     port: int
@@ -43,7 +45,7 @@ class DatabaseServer:
 
 @dataclass(frozen=True)
 class Dns01Identity:
-    """The cloud identity a platform gave cert-manager for DNS-01 with its cloud's DNS (gke:
+    """The cloud identity a cluster component gave cert-manager for DNS-01 with its cloud's DNS (gke:
     Cloud DNS, eks: Route 53), bound to cert-manager's controller service account."""
 
     # Solver settings the identity implies (gke: the Cloud DNS project; eks: the region),
@@ -60,7 +62,7 @@ class Dns01Identity:
 
 
 class CreatedCluster(Protocol):
-    """What a cloud platform component (gke, eks) offers once it has created its cluster."""
+    """What a cloud cluster component (GkeCluster, EksCluster) offers once it has created its cluster."""
 
     kubernetes: k8s.Provider
     storage_class: str | None
@@ -85,56 +87,44 @@ class ClusterHandle:
     # Annotations on the Kubernetes service accounts that reach the checkpoint bucket
     # (workload identity); empty: pods reach storage without a cloud identity.
     storage_identity: dict[str, pulumi.Input[str]] = field(default_factory=dict)
-    # The checkpoint bucket the platform created (None: the configured one, if any): the
+    # The checkpoint bucket the cluster component created (None: the configured one, if any): the
     # bucket resource's name, which a stack deployed under an older derivation keeps.
     bucket: pulumi.Input[str] | None = None
-    # The managed database the platform created (database.mode managed).
+    # The managed database the cluster component created (database.mode managed).
     database: DatabaseServer | None = None
     # cert-manager's cloud identity for DNS-01 (None: its solver brings its own credentials,
     # or there is none).
     dns01_identity: Dns01Identity | None = None
-    # Stack outputs of the platform (cluster name, kubeconfig, bucket, database endpoint).
+    # Stack outputs of the cluster component (cluster name, kubeconfig, bucket, database endpoint).
     exports: dict[str, pulumi.Input] = field(default_factory=dict)
 
 
-def created_cluster(platform: CreatedCluster, exports: dict[str, pulumi.Input]) -> ClusterHandle:
-    """The handle of a cluster a cloud platform component created."""
+def created_cluster(component: CreatedCluster, exports: dict[str, pulumi.Input]) -> ClusterHandle:
+    """The handle of a cluster a cloud cluster component created."""
     return ClusterHandle(
-        provider=platform.kubernetes,
-        default_storage_class=platform.storage_class,
-        ready=platform.ready,
-        storage_identity=platform.storage_identity,
-        bucket=platform.bucket,
-        database=platform.database,
-        dns01_identity=platform.dns01_identity,
+        provider=component.kubernetes,
+        default_storage_class=component.storage_class,
+        ready=component.ready,
+        storage_identity=component.storage_identity,
+        bucket=component.bucket,
+        database=component.database,
+        dns01_identity=component.dns01_identity,
         exports=exports,
     )
 
 
+def database_endpoint(database: DatabaseServer | None) -> pulumi.Output[str] | None:
+    """host:port of a database a cluster component created."""
+    return pulumi.Output.format("{0}:{1}", database.host, database.port) if database else None
+
+
 def data_exports(
-    bucket_url: pulumi.Input[str] | None, database: DatabaseServer | None
+    bucket_url: pulumi.Input[str] | None, database_endpoint: pulumi.Input[str] | None
 ) -> dict[str, pulumi.Input]:
     """Stack outputs saying where a created cluster's data lives."""
     values: dict[str, pulumi.Input] = {}
     if bucket_url:
         values["checkpointBucket"] = bucket_url
-    if database:
-        values["databaseEndpoint"] = pulumi.Output.format("{0}:{1}", database.host, database.port)
+    if database_endpoint:
+        values["databaseEndpoint"] = database_endpoint
     return values
-
-
-def connect(cfg: StackConfig) -> ClusterHandle:
-    """The handle of the cluster the config names; each target imports only its own SDK."""
-    if isinstance(cfg, ExistingStack):
-        from components.cluster import existing
-
-        return existing.connect(cfg)
-    if isinstance(cfg, GkeStack):
-        from components.cluster import gke
-
-        return gke.connect(cfg)
-    if isinstance(cfg, EksStack):
-        from components.cluster import eks
-
-        return eks.connect(cfg)
-    raise NotImplementedError(f"cloud {cfg.cloud}")  # refused by config validation first

@@ -9,7 +9,7 @@ import re
 import pulumi
 
 from components import constants
-from components.config import StackConfig
+from components.cluster.args import CloudClusterArgs
 
 SUFFIX = "-checkpoints"
 
@@ -39,19 +39,19 @@ def bucket_name(*parts: str) -> str:
     return base + SUFFIX
 
 
-def bucket_options(cfg: StackConfig, data: pulumi.ResourceOptions) -> pulumi.ResourceOptions:
+def bucket_options(args: CloudClusterArgs, data: pulumi.ResourceOptions) -> pulumi.ResourceOptions:
     """The bucket the stack creates: kept on destroy like all data (`data`) and, in prod, also
     protected, so that a destroy stops before it and policies (which see `protect`, not
     retain-on-delete) can tell it is safe."""
-    return pulumi.ResourceOptions.merge(data, pulumi.ResourceOptions(protect=cfg.environment == "prod"))
+    return pulumi.ResourceOptions.merge(data, pulumi.ResourceOptions(protect=args.environment == "prod"))
 
 
-def kubernetes_accounts(cfg: StackConfig) -> list[tuple[str, str]]:
+def kubernetes_accounts(args: CloudClusterArgs) -> list[tuple[str, str]]:
     """(namespace, service account) of every pod that reads or writes checkpoints: the
     master, task pods (trials, checkpoint GC) in each namespace tasks run in, and the
     database's backup and restore Jobs (their dumps go below the checkpoint prefix)."""
-    accounts = [(cfg.namespace, constants.MASTER_NAME)]
-    accounts += [(ns, constants.TASK_SERVICE_ACCOUNT) for ns in cfg.task_namespaces]
-    if cfg.database.runs_backup_jobs:
-        accounts.append((cfg.namespace, constants.BACKUP_SERVICE_ACCOUNT))
+    accounts = [(args.namespace, constants.MASTER_NAME)]
+    accounts += [(ns, constants.TASK_SERVICE_ACCOUNT) for ns in args.task_namespaces]
+    if args.database.runs_backup_jobs:
+        accounts.append((args.namespace, constants.BACKUP_SERVICE_ACCOUNT))
     return accounts

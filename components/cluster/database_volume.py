@@ -3,7 +3,7 @@
 `reclaimPolicy: Retain`: the disk outlives its PersistentVolume, so nothing Kubernetes does
 (a deleted claim, a deleted namespace) deletes the data. Deleting the whole cluster is
 another matter on GKE, which tries to delete the cluster's disks: data that must outlive the
-cluster belongs in the managed database (see the README).
+cluster belongs in the managed database (docs/operations/deletion.md).
 """
 
 from __future__ import annotations

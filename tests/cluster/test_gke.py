@@ -10,6 +10,7 @@ import yaml
 from conftest import GKE, ROOT, make_config, pulumi_config
 from planning import by_kind, of_type, one, plan_for, planned, resource
 
+import stack_args
 from components.cluster.gke import cluster as gke_cluster
 from components.cluster.gke import node_pools, storage
 from components.config import ConfigError
@@ -202,6 +203,14 @@ def test_exports_name_the_cluster_the_bucket_and_the_way_in():
     assert planned("gke-prod", preview=True).outputs["databaseEndpoint"] == UNKNOWN
 
 
+def test_the_bucket_output_names_gcs_checkpoints_only():
+    # docs/reference/outputs.md: `checkpointBucket` is GKE's with gcs checkpoints; an S3 store
+    # (MinIO here) has no gs:// URL.
+    outputs = planned("gke-shared-vpc").outputs
+    assert "checkpointBucket" not in outputs
+    assert outputs["clusterName"] == "det-shared"
+
+
 # --- checkpoint bucket and workload identity ----------------------------------------------
 
 
@@ -309,7 +318,7 @@ def test_service_account_ids_fit_googles_limit():
         **copy.deepcopy(GKE) | {"cluster": {"name": "d" * 40, "region": "us-central1", "project": "p"}}
     )
     for purpose in ("storage", "nodes"):
-        account = node_pools.account_id(cfg, purpose)
+        account = node_pools.account_id(stack_args.gke_cluster_args(cfg), purpose)
         assert len(account) <= 30 and f"-{purpose}-" in account
 
 

@@ -11,6 +11,7 @@ import yaml
 from conftest import GKE
 from planning import of_type, plan_for, planned
 
+import stack_args
 from components.cluster.gke import node_pools
 from components.config import load_config
 from components.config.node_pools import ARM_TAINT
@@ -32,9 +33,9 @@ def gke(*pools, **cluster):
 
 
 def args_of(raw, name):
-    cfg = load_config(raw)
-    pool = next(p for p in cfg.node_pools if p.name == name)
-    return node_pools.node_pool_args(cfg, pool, "cluster-id", "nodes@p.iam.gserviceaccount.com")
+    args = stack_args.gke_cluster_args(load_config(raw))
+    pool = next(p for p in args.node_pools if p.name == name)
+    return node_pools.node_pool_args(args, pool, "cluster-id", "nodes@p.iam.gserviceaccount.com")
 
 
 # --- initial size ----------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import yaml
 from conftest import ROOT
 from planning import of_type, plan_for, planned
 
+import stack_args
 from components.addons import kueue
 from components.cluster.gke import network
 from components.config import load_config
@@ -44,9 +45,9 @@ def test_kueues_visibility_api_port_is_opened_too():
     # kueue-visibility-server, targetPort 8082 (the visibility server's BindPort).
     assert network.WEBHOOK_PORTS["kueue-visibility"] == 8082
     assert network.WEBHOOK_PORTS["kueue-visibility"] not in network.CONTROL_PLANE_PORTS
-    cfg = load_config(private(fixture("kueue-gke")))
-    assert network.webhook_servers(cfg) == ["kueue", "kueue-visibility"]
-    assert network.webhook_ports(cfg) == [8082, 9443]
+    args = stack_args.gke_cluster_args(load_config(private(fixture("kueue-gke"))))
+    assert network.webhook_servers(args) == ["kueue", "kueue-visibility"]
+    assert network.webhook_ports(args) == [8082, 9443]
 
 
 def test_private_nodes_with_kueue_open_its_webhook_and_api_to_the_control_plane():
@@ -75,9 +76,9 @@ def test_the_rule_admits_the_control_planes_range_when_the_cluster_has_one():
 
 
 def test_envoy_gateway_needs_the_rule_cert_manager_does_not():
-    cfg = load_config(private(fixture("tls-ingress-gke")))
-    assert network.webhook_servers(cfg) == ["envoy-gateway", "cert-manager"]
-    assert network.webhook_ports(cfg) == [9443]
+    args = stack_args.gke_cluster_args(load_config(private(fixture("tls-ingress-gke"))))
+    assert network.webhook_servers(args) == ["envoy-gateway", "cert-manager"]
+    assert network.webhook_ports(args) == [9443]
 
 
 def test_no_rule_without_private_nodes_webhooks_or_a_created_network():

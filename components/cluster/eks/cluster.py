@@ -4,6 +4,7 @@ managed add-ons, and the kubeconfig the Kubernetes provider uses."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from datetime import date
 from typing import Any
@@ -12,7 +13,8 @@ import pulumi
 import pulumi_aws as aws
 
 from components import versions
-from components.config import EksStack
+from components.cluster.eks import iam
+from components.cluster.eks.args import EksClusterArgs
 from components.kube.kubeconfig import kubeconfig as kube_kubeconfig
 
 LOG_TYPES = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
@@ -56,20 +58,20 @@ def addon_configuration(addon: str) -> str | None:
     return json.dumps(settings, sort_keys=True) if settings else None
 
 
-def kubernetes_version(cfg: EksStack) -> str:
-    return cfg.cluster.kubernetes_version or versions.DEFAULT_EKS_KUBERNETES_VERSION
+def kubernetes_version(args: EksClusterArgs) -> str:
+    return args.cluster.kubernetes_version or versions.DEFAULT_EKS_KUBERNETES_VERSION
 
 
-def ignored_changes(cfg: EksStack) -> list[str]:
+def ignored_changes(args: EksClusterArgs) -> list[str]:
     """Without a pinned version a new cluster gets the default (the newest EKS version in
     standard support) and keeps it: a later default does not upgrade it (EKS upgrades one minor
     at a time, and an upgrade is the user's to start, by pinning the next minor)."""
-    return [] if cfg.cluster.kubernetes_version else ["version"]
+    return [] if args.cluster.kubernetes_version else ["version"]
 
 
-def extended_support_warning(cfg: EksStack, today: date) -> str | None:
+def extended_support_warning(args: EksClusterArgs, today: date) -> str | None:
     """What a pinned version in EKS extended support costs the user, or None."""
-    version = cfg.cluster.kubernetes_version
+    version = args.cluster.kubernetes_version
     if version is None or versions.eks_support(version, today) != "extended":
         return None
     row = versions.EKS_VERSIONS[version]
@@ -81,19 +83,19 @@ def extended_support_warning(cfg: EksStack, today: date) -> str | None:
     )
 
 
-def warn_extended_support(cfg: EksStack) -> None:
-    message = extended_support_warning(cfg, versions.today())
+def warn_extended_support(args: EksClusterArgs) -> None:
+    message = extended_support_warning(args, versions.today())
     if message:
         pulumi.log.warn(message)
 
 
 def cluster_args(
-    cfg: EksStack,
+    args: EksClusterArgs,
     role_arn: pulumi.Input[str],
     subnet_ids: list[pulumi.Input[str]],
     key_arn: pulumi.Input[str],
 ) -> dict[str, Any]:
-    endpoint = cfg.cluster.endpoint
+    endpoint = args.cluster.endpoint
     vpc_config: dict[str, Any] = {
         "subnet_ids": subnet_ids,
         "endpoint_private_access": endpoint.private_access,
@@ -102,8 +104,8 @@ def cluster_args(
     if endpoint.public_access and endpoint.public_access_cidrs:
         vpc_config["public_access_cidrs"] = list(endpoint.public_access_cidrs)
     return {
-        "name": cfg.cluster.name,
-        "version": kubernetes_version(cfg),
+        "name": args.cluster.name,
+        "version": kubernetes_version(args),
         "role_arn": role_arn,
         "vpc_config": vpc_config,
         # Access entries only (no aws-auth ConfigMap); the creator gets no implicit admin:
@@ -111,13 +113,13 @@ def cluster_args(
         "access_config": {"authentication_mode": "API", "bootstrap_cluster_creator_admin_permissions": False},
         "enabled_cluster_log_types": LOG_TYPES,
         "encryption_config": {"provider": {"key_arn": key_arn}, "resources": ["secrets"]},
-        "tags": dict(cfg.cluster.tags),
+        "tags": dict(args.cluster.tags),
     }
 
 
-def kms_key_args(cfg: EksStack) -> dict[str, Any]:
+def kms_key_args(args: EksClusterArgs) -> dict[str, Any]:
     return {
-        "description": f"Kubernetes secrets of EKS cluster {cfg.cluster.name}",
+        "description": f"Kubernetes secrets of EKS cluster {args.cluster.name}",
         "enable_key_rotation": True,
         "deletion_window_in_days": 30,
     }
@@ -127,3 +129,75 @@ def kubeconfig(name: str, region: str, endpoint: str, ca_data: str) -> str:
     """A kubeconfig that gets a token from `aws eks get-token` with the caller's AWS credentials."""
     args = ["eks", "get-token", "--cluster-name", name, "--region", region, "--output", "json"]
     return kube_kubeconfig(f"eks-{name}", endpoint, ca_data, {"command": "aws", "args": args})
+
+
+def admin_access(
+    args: EksClusterArgs, cluster_name: pulumi.Input[str], deployer: str, opts: pulumi.ResourceOptions
+) -> list[pulumi.Resource]:
+    """Cluster-admin access entries for the deploying identity (`deployer`, the role behind
+    an assumed-role session) and cluster.adminArns; what the Kubernetes provider waits for."""
+    # One entry per principal: EKS refuses a second entry for the same one.
+    admins = list(dict.fromkeys([deployer, *args.cluster.admin_arns]))
+    access: list[pulumi.Resource] = []
+    for principal in admins:
+        # Named by the principal: reordering adminArns or deploying as another admin
+        # changes no entry (a replaced entry would meet its own principal's).
+        entry_name = f"admin-{hashlib.sha256(principal.encode()).hexdigest()[:10]}"
+        entry = aws.eks.AccessEntry(
+            entry_name, cluster_name=cluster_name, principal_arn=principal, type="STANDARD", opts=opts
+        )
+        access.append(
+            aws.eks.AccessPolicyAssociation(
+                entry_name,
+                cluster_name=cluster_name,
+                principal_arn=entry.principal_arn,
+                policy_arn=ADMIN_POLICY,
+                access_scope={"type": "cluster"},
+                opts=opts,
+            )
+        )
+    return access
+
+
+# The managed add-ons whose service account gets a role through Pod Identity: (role name,
+# the role's managed policies, the add-on's service account).
+ADDON_ROLES = {
+    "vpc-cni": ("vpc-cni", iam.CNI_POLICIES, "aws-node"),
+    "aws-ebs-csi-driver": ("ebs-csi", iam.EBS_CSI_POLICIES, "ebs-csi-controller-sa"),
+}
+
+
+def addon_roles(args: EksClusterArgs, opts: pulumi.ResourceOptions) -> dict[str, tuple[iam.Role, str]]:
+    """Add-on -> (its role, its service account) for the add-ons of ADDON_ROLES."""
+    return {
+        addon: (iam.role(role, iam.role_name(args, role), iam.POD_IDENTITY_TRUST, policies, opts), account)
+        for addon, (role, policies, account) in ADDON_ROLES.items()
+    }
+
+
+def addon(
+    name: str,
+    cluster: aws.eks.Cluster,
+    role: tuple[iam.Role, str] | None,
+    opts: pulumi.ResourceOptions,
+    invoke: pulumi.InvokeOutputOptions,
+) -> aws.eks.Addon:
+    """The managed add-on `name` at its default version for the cluster's; `role`: the role
+    its service account gets through Pod Identity (with the account's name)."""
+    addon_args: dict[str, Any] = {
+        "cluster_name": cluster.name,
+        "addon_name": name,
+        # Follows the version the cluster runs (CLUSTER_VERSION_FOLLOWERS).
+        "addon_version": addon_version(name, cluster.version, invoke),
+        # The cluster bootstraps self-managed copies of some add-ons: take them over.
+        "resolve_conflicts_on_create": "OVERWRITE",
+        "resolve_conflicts_on_update": "OVERWRITE",
+    }
+    configuration = addon_configuration(name)
+    if configuration:
+        addon_args["configuration_values"] = configuration
+    if role is not None:
+        created, account = role
+        addon_args["pod_identity_associations"] = [{"role_arn": created.arn, "service_account": account}]
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=created.ready))
+    return aws.eks.Addon(name, opts=opts, **addon_args)

@@ -9,7 +9,7 @@ release-2023-11-14: https://docs.aws.amazon.com/eks/latest/userguide/pod-id-mini
 read 2026-11). ClusterIssuers may use such ambient credentials by default. Nothing else is
 needed: no annotation (Pod Identity binds by association) and no token volume of our own.
 
-Pure functions: the platform registers the role and the association.
+Pure functions give the policies; `dns01_identity` registers the role and the association.
 """
 
 from __future__ import annotations
@@ -17,8 +17,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import pulumi
+import pulumi_aws as aws
+
 from components.addons import cert_manager
-from components.config import EksStack
+from components.cluster import Dns01Identity
+from components.cluster.eks import iam, storage
+from components.cluster.eks.args import EksClusterArgs
 from components.config.tls import cloud_identity
 
 # What cert-manager's Route 53 solver calls (pkg/issuer/acme/dns/route53/route53.go at v1.21.1,
@@ -79,7 +84,7 @@ def zone_policy(zone_ids: Sequence[str], record_names: Sequence[str] | None = No
 # a session with tags needs sts:TagSession beside sts:AssumeRole (IAM user guide, "Pass session
 # tags in AWS STS", Permissions required to add session tags and Chaining roles with session
 # tags, https://docs.aws.amazon.com/IAM/latest/UserGuide/id_session-tags.html); read 2026-11-25.
-# The solver's role must trust cert-manager's role for both (README, Cluster security on EKS).
+# The solver's role must trust cert-manager's role for both (docs/clouds/eks.md, cluster security).
 ROLE_CHAIN_ACTIONS = ["sts:AssumeRole", "sts:TagSession"]
 
 
@@ -97,38 +102,71 @@ def assume_role_policy(role_arn: str) -> dict[str, Any]:
     }
 
 
-def _settings(cfg: EksStack) -> dict[str, Any]:
-    found = cloud_identity(cfg.cloud, cfg.tls)
+def wanted(args: EksClusterArgs) -> bool:
+    """Whether cert-manager's DNS-01 solver is Route 53 with no keys of its own."""
+    return cloud_identity("eks", args.tls) is not None
+
+
+def _settings(args: EksClusterArgs) -> dict[str, Any]:
+    found = cloud_identity("eks", args.tls)
     if found is None:
         raise ValueError("the DNS-01 solver brings its own credentials: no role to make")
     return found[1]
 
 
-def role_policy(cfg: EksStack) -> dict[str, Any]:
+def role_policy(args: EksClusterArgs) -> dict[str, Any]:
     """The inline policy of cert-manager's role: the configured hosted zone's challenge
     record (any record the challenge CNAME leads to with cnameStrategy Follow), or assuming
     the configured role."""
-    settings = _settings(cfg)
+    settings = _settings(args)
     if "role" in settings:
         return assume_role_policy(settings["role"])
-    follow = cfg.tls.certificate.dns01.get("cnameStrategy") == "Follow"
-    names = None if follow else [challenge_record(cfg.tls.host)]
+    follow = args.tls.certificate.dns01.get("cnameStrategy") == "Follow"
+    names = None if follow else [challenge_record(args.tls.host)]
     return zone_policy([settings["hostedZoneID"]], names)
 
 
-def solver_defaults(cfg: EksStack) -> dict[str, str]:
+def solver_defaults(args: EksClusterArgs) -> dict[str, str]:
     """The route53 solver's region: the cluster's. Route 53 is global; the region only picks the
     credential scope and partition, and the Pod Identity agent's AWS_REGION wins over it
     (ACMEIssuerDNS01ProviderRoute53.region, cert-manager.io/v1 CRD at v1.21.1)."""
-    _settings(cfg)
-    return {"region": cfg.cluster.region}
+    _settings(args)
+    return {"region": args.cluster.region}
 
 
 def association_args(role_arn: Any) -> dict[str, Any]:
     """The Pod Identity association of cert-manager's controller (its chart's namespace and
-    service account) with the role (cluster_name is the platform's)."""
+    service account) with the role (cluster_name is the cluster's)."""
     return {
         "namespace": cert_manager.NAMESPACE,
         "service_account": cert_manager.SERVICE_ACCOUNT,
         "role_arn": role_arn,
     }
+
+
+def dns01_identity(
+    args: EksClusterArgs, cluster_name: pulumi.Input[str], opts: pulumi.ResourceOptions
+) -> Dns01Identity | None:
+    """cert-manager's Route 53 role (DNS-01), through Pod Identity, when its solver names no keys."""
+    if not wanted(args):
+        return None
+    role = iam.role(
+        "cert-manager",
+        iam.role_name(args, "cert-manager"),
+        iam.POD_IDENTITY_TRUST,
+        (),
+        opts,
+        inline=role_policy(args),
+    )
+    association = aws.eks.PodIdentityAssociation(
+        "cert-manager",
+        cluster_name=cluster_name,
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=role.ready)),
+        **association_args(role.arn),
+    )
+    return Dns01Identity(
+        solver_defaults=solver_defaults(args),
+        account_annotations={storage.ROLE_ANNOTATION: role.arn},
+        identity=role.arn,
+        ready=[association],
+    )

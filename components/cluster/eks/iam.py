@@ -15,7 +15,7 @@ import pulumi
 import pulumi_aws as aws
 
 from components.cluster import name_kept, namer
-from components.config import EksStack
+from components.cluster.eks.args import EksClusterArgs
 
 AWS_POLICY = "arn:aws:iam::aws:policy/"
 CLUSTER_POLICIES = ("AmazonEKSClusterPolicy",)
@@ -101,6 +101,6 @@ def secrets_key_policy(key_arn: pulumi.Input[str]) -> dict[str, Any]:
 ROLE = "aws:iam/role:Role"
 
 
-def role_name(cfg: EksStack, purpose: str) -> str:
+def role_name(args: EksClusterArgs, purpose: str) -> str:
     """A role name for `purpose`, unique in the account across regions (components.names)."""
-    return namer(cfg).name(ROLE, "name", purpose)
+    return namer(args.cluster).name(ROLE, "name", purpose)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from components.config import EksStack
+from components.cluster.eks.args import EksClusterArgs
 from components.config.eks import subnet_cidrs
 
 # Zones a created VPC may take when cluster.zones is not given: the region's Availability
@@ -45,8 +45,8 @@ class Network:
     private_subnet_zones: list[pulumi.Input[str]]
 
 
-def zone_count(cfg: EksStack) -> int:
-    return len(cfg.cluster.zones) or (3 if cfg.environment == "prod" else 2)
+def zone_count(args: EksClusterArgs) -> int:
+    return len(args.cluster.zones) or (3 if args.environment == "prod" else 2)
 
 
 def subnet_tags(cluster: str, public: bool) -> dict[str, str]:
@@ -58,20 +58,20 @@ def subnet_tags(cluster: str, public: bool) -> dict[str, str]:
     }
 
 
-def network(cfg: EksStack, keep_database: bool, opts: pulumi.ResourceOptions) -> Network:
+def network(args: EksClusterArgs, keep_database: bool, opts: pulumi.ResourceOptions) -> Network:
     """`keep_database`: a kept RDS instance keeps its network interfaces in the private
     subnets, so the VPC and those subnets are kept with it (AWS refuses to delete them)."""
-    vpc_cfg = cfg.cluster.vpc
+    vpc_cfg = args.cluster.vpc
     if vpc_cfg.existing:
         invoke = pulumi.InvokeOutputOptions(parent=opts.parent, provider=opts.provider)
         ids = list(vpc_cfg.private_subnet_ids)
         zones = [aws.ec2.get_subnet_output(id=subnet, opts=invoke).availability_zone for subnet in ids]
         return Network(vpc_cfg.id, ids, zones)
 
-    name = cfg.cluster.name
-    zones = zone_count(cfg)
-    if cfg.cluster.zones:
-        zone_names: list[pulumi.Input[str]] = list(cfg.cluster.zones)
+    name = args.cluster.name
+    zones = zone_count(args)
+    if args.cluster.zones:
+        zone_names: list[pulumi.Input[str]] = list(args.cluster.zones)
     else:
         available = aws.get_availability_zones_output(
             state="available",
@@ -107,7 +107,7 @@ def network(cfg: EksStack, keep_database: bool, opts: pulumi.ResourceOptions) ->
     private_zones: list[pulumi.Input[str]] = []
     nats: list[aws.ec2.NatGateway] = []
     # Prod: a NAT per zone, so losing a zone does not cut the others off.
-    nat_count = zones if cfg.environment == "prod" else 1
+    nat_count = zones if args.environment == "prod" else 1
     for i in range(zones):
         public = aws.ec2.Subnet(
             f"public-{i}",

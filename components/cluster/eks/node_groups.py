@@ -17,9 +17,12 @@ from typing import Any
 
 import pulumi
 import pulumi_aws as aws
+import pulumi_kubernetes as k8s
 
+from components.addons import cluster_autoscaler
 from components.addons.nvidia_device_plugin import GPU_PRESENT_LABEL
-from components.config import EksStack
+from components.cluster.eks import iam
+from components.cluster.eks.args import EksClusterArgs
 from components.config.eks import ACCELERATOR_LABEL, AUTOSCALER_TEMPLATE
 from components.config.node_pools import EksNodePool
 
@@ -40,7 +43,7 @@ IN_PLACE_INPUTS = ("labels", "taints", "scaling_config", "update_config", "tags"
 # group's current desired size ("Minimum capacity N can't be greater than desired size M",
 # UpdateNodegroupConfig; terraform-aws-modules/terraform-aws-eks#944 and #3306 show the same
 # with Terraform, which refreshes): raising minNodes above the running node count needs the
-# desired size raised first (README, Node groups on EKS).
+# desired size raised first (docs/clouds/eks.md, node groups).
 DESIRED_SIZE = "scalingConfig.desiredSize"
 PROJECT_REFRESH = "always"
 
@@ -103,7 +106,7 @@ def node_labels(pool: EksNodePool) -> dict[str, str]:
 
 
 def node_group_args(
-    cfg: EksStack,
+    args: EksClusterArgs,
     pool: EksNodePool,
     cluster_name: pulumi.Input[str],
     node_role_arn: pulumi.Input[str],
@@ -133,7 +136,7 @@ def node_group_args(
         # Labels and taints change in place (EKS UpdateNodegroupConfig), without new nodes.
         "labels": node_labels(pool),
         "taints": [t.node_taint for t in pool.all_taints],
-        "tags": dict(cfg.cluster.tags),
+        "tags": dict(args.cluster.tags),
     }
 
 
@@ -168,8 +171,94 @@ def positional_names(pool: EksNodePool) -> dict[str, str]:
     return {key: f"{pool.name}-template-{i}" for i, key in enumerate(keys)}
 
 
-def instance_tags(cfg: EksStack) -> dict[str, str]:
+def instance_tags(args: EksClusterArgs) -> dict[str, str]:
     """Tags every group's Auto Scaling group copies to the instances it launches (cost
     allocation): the cluster's tags. Instances running when a tag is added keep their tags;
     EBS volumes get none (Auto Scaling propagates tags to instances only)."""
-    return dict(cfg.cluster.tags)
+    return dict(args.cluster.tags)
+
+
+def node_group(
+    args: EksClusterArgs,
+    pool: EksNodePool,
+    cluster: aws.eks.Cluster,
+    node_role_arn: pulumi.Input[str],
+    subnet_ids: pulumi.Input[list[str]],
+    opts: pulumi.ResourceOptions,
+    after: list[pulumi.Resource],
+) -> aws.eks.NodeGroup:
+    """The managed node group of `pool` (once `after` exists) and the tags on its Auto
+    Scaling group: node-template tags and the cluster's tags."""
+    group = aws.eks.NodeGroup(
+        pool.name,
+        opts=pulumi.ResourceOptions.merge(
+            opts,
+            pulumi.ResourceOptions(
+                depends_on=after,
+                # The group's name is fixed: a change that replaces it (instance type,
+                # capacity, AMI, disk) must delete the old group first.
+                delete_before_replace=True,
+                # The autoscaler owns the size after creation (DESIRED_SIZE). Subnets are set at
+                # creation (a change replaces the group): groups made before they followed the
+                # type's zones keep theirs.
+                ignore_changes=[DESIRED_SIZE, "subnetIds"],
+            ),
+        ),
+        **node_group_args(args, pool, cluster.name, node_role_arn, subnet_ids, cluster.version),
+    )
+    asg = group.resources.apply(lambda resources: resources[0].autoscaling_groups[0].name)
+    # Named by key; the names they had by position stay as aliases.
+    positional = positional_names(pool)
+    for tag_key, value in sorted(node_template_tags(pool).items()):
+        aliases = [pulumi.Alias(name=positional[tag_key])] if tag_key in positional else []
+        aws.autoscaling.Tag(
+            tag_name(pool, "template", tag_key),
+            autoscaling_group_name=asg,
+            tag={"key": tag_key, "value": value, "propagate_at_launch": False},
+            opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(aliases=aliases)),
+        )
+    for tag_key, value in sorted(instance_tags(args).items()):
+        aws.autoscaling.Tag(
+            tag_name(pool, "tag", tag_key),
+            autoscaling_group_name=asg,
+            tag={"key": tag_key, "value": value, "propagate_at_launch": True},
+            opts=opts,
+        )
+    return group
+
+
+def autoscaler(
+    args: EksClusterArgs,
+    cluster: aws.eks.Cluster,
+    account: str,
+    groups: list[aws.eks.NodeGroup],
+    opts: pulumi.ResourceOptions,
+    kube_opts: pulumi.ResourceOptions,
+) -> k8s.helm.v3.Release:
+    """The cluster-autoscaler that sizes the groups: its role (Pod Identity) and its release
+    (`kube_opts`: on the cluster), once the groups exist."""
+    name, region = args.cluster.name, args.cluster.region
+    role = iam.role(
+        "cluster-autoscaler",
+        iam.role_name(args, "cluster-autoscaler"),
+        iam.POD_IDENTITY_TRUST,
+        (),
+        opts,
+        inline=cluster_autoscaler.iam_policy(name, region, account),
+    )
+    association = aws.eks.PodIdentityAssociation(
+        "cluster-autoscaler",
+        cluster_name=cluster.name,
+        namespace=cluster_autoscaler.NAMESPACE,
+        service_account=cluster_autoscaler.SERVICE_ACCOUNT,
+        role_arn=role.arn,
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=role.ready)),
+    )
+    return k8s.helm.v3.Release(
+        "cluster-autoscaler",
+        opts=pulumi.ResourceOptions.merge(
+            kube_opts, pulumi.ResourceOptions(depends_on=[*groups, association])
+        ),
+        # The version the cluster runs: an unpinned cluster keeps the one it was made with.
+        **cluster_autoscaler.release_args(name, region, cluster.version),
+    )

@@ -3,60 +3,85 @@ workload identity, Cloud SQL, and the GPU operator when asked; all behind one
 `ClusterHandle`.
 
 One module per concern (network, cluster, node_pools, storage, database); pure functions
-give each resource's arguments, `GkePlatform` only registers and wires them.
-"""
+give each resource's arguments, and each module's own function registers its part
+(`network.network`, `node_pools.pools`, `storage.checkpoint_bucket`, `database.cloud_sql`,
+`dns.dns01_identity`);
+`GkeCluster` only wires them.
 
-from __future__ import annotations
+No `from __future__ import annotations` here: the Pulumi SDK's schema analyzer reads the
+class-level output annotations as types, not strings (pulumi 3.272.0
+provider/experimental/analyzer.py `analyze_type`: `inspect.get_annotations` without `eval_str`).
+"""
 
 import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from components import constants, kube, passwords
+from components import kube
 from components.addons import gpu_operator
 from components.cluster import (
     ClusterHandle,
     DatabaseServer,
-    Dns01Identity,
-    checkpoints,
     created_cluster,
     data_exports,
+    database_endpoint,
     database_volume,
     name_kept,
 )
 from components.cluster.gke import cluster as gke_cluster
 from components.cluster.gke import database, dns, network, node_pools, storage
-from components.config import ConfigError, GcsStorage, GkeStack, InClusterDatabase, ManagedDatabase, Problem
-from components.config import gke as gke_config
-from components.config.tls import cloud_identity
+from components.cluster.gke.args import GkeClusterArgs
+from components.config import ConfigError, InClusterDatabase, ManagedDatabase, Problem
+from components.config.gke import volume_disk_type
+
+__all__ = ["GkeCluster", "GkeClusterArgs"]
+
+TYPE = "determined:index:GkeCluster"
+# The type GkeCluster had before it was a public component: deployed stacks' URNs carry it.
+OLD_TYPE = "determined:gke:Platform"
 
 
-def project_of(cfg: GkeStack) -> str:
+def project_of(args: GkeClusterArgs) -> str:
     """cluster.project, else gcp:project; a ConfigError (nothing registered) when neither."""
-    project = cfg.cluster.project or pulumi.Config("gcp").get("project")
+    project = args.cluster.project or pulumi.Config("gcp").get("project")
     if not project:
         raise ConfigError([Problem("cluster.project", "required (or set gcp:project)")])
     return project
 
 
-class GkePlatform(pulumi.ComponentResource):
-    """Everything Google Cloud holds for one Determined install."""
+class GkeCluster(pulumi.ComponentResource):
+    """A GKE Standard cluster for Determined: its network, node pools, checkpoint bucket with
+    workload identity, Cloud SQL, cert-manager's Cloud DNS identity and the GPU operator, as
+    its Args ask; `handle` is what the Determined component deploys onto."""
 
-    def __init__(self, name: str, cfg: GkeStack, project: str, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("determined:gke:Platform", name, None, opts)
+    cluster_name: pulumi.Output[str]
+    """The GKE cluster's name."""
+    kubeconfig: pulumi.Output[str]
+    """A kubeconfig for the cluster (secret); clients authenticate with gke-gcloud-auth-plugin."""
+    checkpoint_bucket: pulumi.Output[str] | None
+    """The checkpoint bucket's URL (gs://<name>): the created one, else the configured one; none
+    without GCS."""
+    database_endpoint: pulumi.Output[str] | None
+    """host:port of the Cloud SQL instance (database mode managed); none otherwise."""
+
+    def __init__(self, name: str, args: GkeClusterArgs, opts: pulumi.ResourceOptions | None = None):
+        project = project_of(args)  # before anything is registered
+        # Stacks deployed when this was "determined:gke:Platform" keep their URNs.
+        aliased = pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=OLD_TYPE)])
+        super().__init__(TYPE, name, None, pulumi.ResourceOptions.merge(aliased, opts))
         self.provider = gcp.Provider(
-            "gcp", project=project, region=cfg.cluster.region, opts=pulumi.ResourceOptions(parent=self)
+            "gcp", project=project, region=args.cluster.region, opts=pulumi.ResourceOptions(parent=self)
         )
         child = pulumi.ResourceOptions(parent=self, provider=self.provider)
-        keep = not cfg.data_deletion_allowed
+        keep = not args.data_deletion_allowed
         data = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(retain_on_delete=keep))
-        managed_db = isinstance(cfg.database, ManagedDatabase)
+        managed_db = isinstance(args.database, ManagedDatabase)
 
-        net = network.network(cfg, project, needs_sql=managed_db, keep_sql=keep, opts=child)
+        net = network.network(args, project, needs_sql=managed_db, keep_sql=keep, opts=child)
         node_account = gcp.serviceaccount.Account(
             "nodes",
             opts=name_kept(child, node_pools.ACCOUNT, "accountId"),
-            **node_pools.node_account_args(cfg),
+            **node_pools.node_account_args(args),
         )
         self.cluster = gcp.container.Cluster(
             "cluster",
@@ -64,73 +89,46 @@ class GkePlatform(pulumi.ComponentResource):
                 child,
                 pulumi.ResourceOptions(
                     # Prod: destroy refuses up front instead of failing on deletion protection midway.
-                    protect=cfg.environment == "prod",
+                    protect=args.environment == "prod",
                     # Describes the short-lived default pool only (read at creation).
                     ignore_changes=["nodeConfig"],
                 ),
             ),
-            **gke_cluster.cluster_args(cfg, project, net, node_account.email),
+            **gke_cluster.cluster_args(args, project, net, node_account.email),
         )
-        network.webhook_firewall(cfg, net, self.cluster, child)
-        grants = [
-            gcp.projects.IAMMember(
-                f"nodes-{role.rsplit('/', 1)[-1]}",
-                project=project,
-                role=role,
-                member=node_account.member,
-                opts=child,
-            )
-            for role in node_pools.NODE_ROLES
-        ]
-        self.node_pools = [
-            gcp.container.NodePool(
-                pool.name,
-                opts=pulumi.ResourceOptions.merge(
-                    child,
-                    pulumi.ResourceOptions(
-                        depends_on=grants,
-                        # The autoscaler owns the size; CPU pools keep their secure boot.
-                        ignore_changes=node_pools.ignored_changes(pool),
-                        # The pool's name is fixed: a change that replaces it (GPUs, spot,
-                        # service account, scopes) must delete the old pool first. The machine
-                        # type, boot disk and image type are updated in place (not ForceNew:
-                        # terraform-provider-google node_config.go at e03b762, read 2026-11-25).
-                        delete_before_replace=True,
-                    ),
-                ),
-                **node_pools.node_pool_args(cfg, pool, self.cluster.id, node_account.email),
-            )
-            for pool in cfg.node_pools
-        ]
+        network.webhook_firewall(args, net, self.cluster, child)
+        self.node_pools = node_pools.pools(args, self.cluster.id, node_account, project, child)
 
-        self.kubeconfig = gke_cluster.kubeconfig_output(cfg.cluster.name, self.cluster)
+        self.kubeconfig = gke_cluster.kubeconfig_output(args.cluster.name, self.cluster)
         self.kubernetes = k8s.Provider(
             "gke", kubeconfig=self.kubeconfig, opts=pulumi.ResourceOptions(parent=self)
         )
 
-        self.bucket: pulumi.Output[str] | None = None
-        self.storage_identity: dict[str, pulumi.Input[str]] = {}
-        if isinstance(cfg.checkpoint_storage, GcsStorage):
-            self._checkpoint_bucket(cfg, project, child, data)
+        access = storage.BucketAccess()
+        if args.checkpoint_storage is not None:
+            access = storage.checkpoint_bucket(args, project, self.cluster, child, data)
+        self.bucket = access.bucket
+        self.storage_identity = access.identity
 
         self.database: DatabaseServer | None = None
         if managed_db:
-            self._cloud_sql(cfg, net, child, data, keep)
-        self.dns01_identity = self._dns01_identity(cfg, project, child)
+            self.database = database.cloud_sql(args, net, self, data, keep)
+        self.dns01_identity = dns.dns01_identity(args, project, self.cluster, child)
 
         # The node pool the master runs on (the first untainted on-demand CPU pool by default):
         # Determined waits for it, not for GPU pools or the GPU operator.
+        master_pool = args.master_pool
         self.ready: list[pulumi.Resource] = [
             node_pool
-            for pool, node_pool in zip(cfg.node_pools, self.node_pools, strict=True)
-            if cfg.master_node_pool is None or pool.name == cfg.master_node_pool.name
+            for pool, node_pool in zip(args.node_pools, self.node_pools, strict=True)
+            if master_pool is None or pool.name == master_pool.name
         ]
         system_pools = list(self.ready)
         self.storage_class: str | None = None
-        if isinstance(cfg.database, InClusterDatabase):
+        if isinstance(args.database, InClusterDatabase):
             self.storage_class = database_volume.NAME
             volume_class = database_volume.storage_class(
-                "pd.csi.storage.gke.io", {"type": gke_config.database_disk_type(cfg)}, retain=keep
+                "pd.csi.storage.gke.io", {"type": volume_disk_type(master_pool)}, retain=keep
             )
             self.ready.append(
                 kube.register(
@@ -138,134 +136,39 @@ class GkePlatform(pulumi.ComponentResource):
                     pulumi.ResourceOptions(parent=self, provider=self.kubernetes, depends_on=system_pools),
                 )
             )
-        if cfg.gpu_operator.enabled:
+        if args.gpu_operator.enabled:
             gpu_operator.GpuOperator(
                 "gpu-operator",
-                cfg,
-                platform="gke",
+                args.gpu_operator,
+                args.node_pools,
+                args.cluster.kubernetes_version,
+                cloud="gke",
                 after=self.node_pools,
                 opts=pulumi.ResourceOptions(
                     parent=self, providers={"kubernetes": self.kubernetes}, depends_on=self.node_pools
                 ),
             )
-        self.register_outputs({"clusterName": self.cluster.name, "kubeconfig": self.kubeconfig})
 
-    def _checkpoint_bucket(
-        self, cfg: GkeStack, project: str, child: pulumi.ResourceOptions, data: pulumi.ResourceOptions
-    ) -> None:
-        configured = cfg.checkpoint_storage.bucket
-        if configured:
-            name: pulumi.Input[str] = configured
-        else:
-            derived = storage.bucket_name(project, pulumi.get_stack(), cfg.cluster.name, cfg.cluster.region)
-            # The bucket's own name, not the derived one: a stack made before the derivation
-            # changed keeps its bucket (components/cluster/checkpoints.py), and everything names
-            # that one.
-            name = self.bucket = gcp.storage.Bucket(
-                "checkpoints",
-                opts=name_kept(checkpoints.bucket_options(cfg, data), storage.BUCKET, "name"),
-                **storage.bucket_args(cfg, derived),
-            ).name
-        account = gcp.serviceaccount.Account(
-            "storage",
-            opts=name_kept(child, node_pools.ACCOUNT, "accountId"),
-            **storage.storage_account_args(cfg),
+        self.cluster_name = self.cluster.name
+        configured = args.checkpoint_storage.bucket if args.checkpoint_storage else None
+        bucket = self.bucket or configured
+        self.checkpoint_bucket = pulumi.Output.concat("gs://", bucket) if bucket else None
+        self.database_endpoint = database_endpoint(self.database)
+        cluster = args.cluster
+        exports: dict[str, pulumi.Input] = {
+            "clusterName": self.cluster_name,
+            "kubeconfig": self.kubeconfig,
+            "getCredentials": f"gcloud container clusters get-credentials {cluster.name} "
+            f"--region {cluster.region} --project {project}",
+        }
+        self.handle: ClusterHandle = created_cluster(
+            self, exports | data_exports(self.checkpoint_bucket, self.database_endpoint)
         )
-        gcp.storage.BucketIAMMember(
-            "storage-objects", bucket=name, role=storage.STORAGE_ROLE, member=account.member, opts=child
+        self.register_outputs(
+            {
+                "clusterName": self.cluster_name,
+                "kubeconfig": self.kubeconfig,
+                "checkpointBucket": self.checkpoint_bucket,
+                "databaseEndpoint": self.database_endpoint,
+            }
         )
-        for namespace, ksa in checkpoints.kubernetes_accounts(cfg):
-            gcp.serviceaccount.IAMMember(
-                f"storage-{namespace}-{ksa}",
-                service_account_id=account.name,
-                role=storage.WORKLOAD_IDENTITY_ROLE,
-                member=storage.workload_identity_member(project, namespace, ksa),
-                # The identity pool <project>.svc.id.goog exists once a cluster uses it.
-                opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.cluster])),
-            )
-        self.storage_identity = {storage.ANNOTATION: account.email}
-
-    def _dns01_identity(
-        self, cfg: GkeStack, project: str, child: pulumi.ResourceOptions
-    ) -> Dns01Identity | None:
-        """cert-manager's Google account for Cloud DNS (DNS-01), when its solver names no key."""
-        if cloud_identity(cfg.cloud, cfg.tls) is None:
-            return None
-        zone_project = dns.dns_project(cfg, project)
-        account = gcp.serviceaccount.Account(
-            "dns", opts=name_kept(child, node_pools.ACCOUNT, "accountId"), **dns.account_args(cfg)
-        )
-        grant = gcp.projects.IAMMember(
-            "dns-admin", opts=child, **dns.grant_args(zone_project, account.member)
-        )
-        binding = gcp.serviceaccount.IAMMember(
-            "dns-cert-manager",
-            # The identity pool <project>.svc.id.goog exists once a cluster uses it.
-            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.cluster])),
-            **dns.workload_identity_args(project, account.name),
-        )
-        return Dns01Identity(
-            solver_defaults=dns.solver_defaults(zone_project),
-            account_annotations={storage.ANNOTATION: account.email},
-            identity=account.email,
-            ready=[grant, binding],
-        )
-
-    def _cloud_sql(
-        self,
-        cfg: GkeStack,
-        net: network.Network,
-        child: pulumi.ResourceOptions,
-        data: pulumi.ResourceOptions,
-        keep: bool,
-    ) -> None:
-        instance = gcp.sql.DatabaseInstance(
-            "database",
-            opts=name_kept(
-                pulumi.ResourceOptions.merge(
-                    data,
-                    pulumi.ResourceOptions(
-                        depends_on=net.sql_ready,
-                        protect=cfg.environment == "prod",
-                        # The disk grows by itself; the configured size is where it starts.
-                        ignore_changes=["settings.diskSize"],
-                    ),
-                ),
-                database.INSTANCE,
-                "name",
-            ),
-            **database.instance_args(cfg, net.network),
-        )
-        secret = passwords.configured_or_generated("database-password", None, self)
-        db = gcp.sql.Database("determined", opts=data, **database.database_args(instance.name, keep))
-        user = gcp.sql.User("determined", opts=data, **database.user_args(instance.name, secret, keep))
-        # The address, carrying the database and user as dependencies: the master's config
-        # (built from it) is only applied once it can log in.
-        host = pulumi.Output.all(instance.private_ip_address, db.name, user.name).apply(lambda v: v[0])
-        self.database = DatabaseServer(
-            host=host,
-            port=constants.DB_PORT,
-            name=constants.DB_DATABASE,
-            user=constants.DB_USER,
-            password=secret,
-            ssl_mode="require",
-        )
-
-
-def exports(cfg: GkeStack, project: str, platform: GkePlatform) -> dict[str, pulumi.Input]:
-    """What a user needs next: the cluster, how to reach it, where data lives."""
-    cluster = cfg.cluster
-    values: dict[str, pulumi.Input] = {
-        "clusterName": platform.cluster.name,
-        "kubeconfig": platform.kubeconfig,
-        "getCredentials": f"gcloud container clusters get-credentials {cluster.name} "
-        f"--region {cluster.region} --project {project}",
-    }
-    bucket = platform.bucket or getattr(cfg.checkpoint_storage, "bucket", None)
-    return values | data_exports(pulumi.Output.concat("gs://", bucket) if bucket else None, platform.database)
-
-
-def connect(cfg: GkeStack) -> ClusterHandle:
-    project = project_of(cfg)
-    platform = GkePlatform("gke", cfg, project)
-    return created_cluster(platform, exports(cfg, project, platform))

@@ -10,9 +10,9 @@ from typing import Any
 
 import pulumi
 
+from components.cluster.gke.args import GkeClusterArgs
 from components.cluster.gke.network import Network
 from components.cluster.gke.node_pools import NODE_SCOPES
-from components.config import GkeStack
 from components.kube.kubeconfig import kubeconfig as kube_kubeconfig
 
 
@@ -21,10 +21,10 @@ def workload_pool(project: str) -> str:
 
 
 def cluster_args(
-    cfg: GkeStack, project: str, net: Network, node_service_account: pulumi.Input[str]
+    args: GkeClusterArgs, project: str, net: Network, node_service_account: pulumi.Input[str]
 ) -> dict[str, Any]:
-    cluster = cfg.cluster
-    args: dict[str, Any] = {
+    cluster = args.cluster
+    result: dict[str, Any] = {
         "name": cluster.name,
         "project": project,
         "location": cluster.region,
@@ -35,7 +35,7 @@ def cluster_args(
         # may disable the Compute Engine default one).
         "node_config": {"service_account": node_service_account, "oauth_scopes": list(NODE_SCOPES)},
         # The provider defaults it to true, which makes a dev stack impossible to destroy.
-        "deletion_protection": cfg.environment == "prod",
+        "deletion_protection": args.environment == "prod",
         "release_channel": {"channel": cluster.release_channel},
         "networking_mode": "VPC_NATIVE",
         "network": net.network,
@@ -54,20 +54,20 @@ def cluster_args(
         "resource_labels": dict(cluster.tags),
     }
     if cluster.zones:
-        args["node_locations"] = list(cluster.zones)
+        result["node_locations"] = list(cluster.zones)
     if cluster.kubernetes_version:
-        args["min_master_version"] = cluster.kubernetes_version
+        result["min_master_version"] = cluster.kubernetes_version
     if cluster.private_nodes:
         # The control plane keeps its public endpoint (behind authorized networks).
-        args["private_cluster_config"] = {"enable_private_nodes": True, "enable_private_endpoint": False}
+        result["private_cluster_config"] = {"enable_private_nodes": True, "enable_private_endpoint": False}
     if cluster.authorized_networks:
-        args["master_authorized_networks_config"] = {
+        result["master_authorized_networks_config"] = {
             "cidr_blocks": [
                 {"cidr_block": cidr, "display_name": f"authorized-{i}"}
                 for i, cidr in enumerate(cluster.authorized_networks)
             ]
         }
-    return args
+    return result
 
 
 def kubeconfig(name: str, endpoint: str, ca_certificate: str) -> str:

@@ -14,38 +14,47 @@ client from application default credentials, `google.DefaultClient`
 (pkg/issuer/acme/dns/clouddns/clouddns.go; read 2026-11), which on GKE_METADATA nodes are the
 Google account the pod's service account is bound to.
 
-Pure functions: the platform registers the account and its grants.
+Pure functions give the arguments; `dns01_identity` registers the account and its grants.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import pulumi
+import pulumi_gcp as gcp
+
 from components.addons import cert_manager
+from components.cluster import Dns01Identity, name_kept
 from components.cluster.gke import storage
-from components.cluster.gke.node_pools import account_id
-from components.config import GkeStack
+from components.cluster.gke.args import GkeClusterArgs
+from components.cluster.gke.node_pools import ACCOUNT, account_id
 from components.config.tls import cloud_identity
 
 DNS_ROLE = "roles/dns.admin"
 
 
-def _settings(cfg: GkeStack) -> dict[str, Any]:
-    found = cloud_identity(cfg.cloud, cfg.tls)
+def wanted(args: GkeClusterArgs) -> bool:
+    """Whether cert-manager's DNS-01 solver is Cloud DNS with no key of its own."""
+    return cloud_identity("gke", args.tls) is not None
+
+
+def _settings(args: GkeClusterArgs) -> dict[str, Any]:
+    found = cloud_identity("gke", args.tls)
     if found is None:
         raise ValueError("the DNS-01 solver brings its own credentials: no account to make")
     return found[1]
 
 
-def dns_project(cfg: GkeStack, project: str) -> str:
+def dns_project(args: GkeClusterArgs, project: str) -> str:
     """The project of the Cloud DNS zone: the solver's `project`, else the cluster's."""
-    return _settings(cfg).get("project") or project
+    return _settings(args).get("project") or project
 
 
-def account_args(cfg: GkeStack) -> dict[str, Any]:
+def account_args(args: GkeClusterArgs) -> dict[str, Any]:
     return {
-        "account_id": account_id(cfg, "dns"),
-        "display_name": f"cert-manager DNS-01 of {cfg.cluster.name}",
+        "account_id": account_id(args, "dns"),
+        "display_name": f"cert-manager DNS-01 of {args.cluster.name}",
     }
 
 
@@ -69,3 +78,28 @@ def workload_identity_args(project: str, account_name: Any) -> dict[str, Any]:
 def solver_defaults(zone_project: str) -> dict[str, str]:
     """The cloudDNS solver's project (cert-manager requires it)."""
     return {"project": zone_project}
+
+
+def dns01_identity(
+    args: GkeClusterArgs, project: str, cluster: pulumi.Resource, opts: pulumi.ResourceOptions
+) -> Dns01Identity | None:
+    """cert-manager's Google account for Cloud DNS (DNS-01), when its solver names no key."""
+    if not wanted(args):
+        return None
+    zone_project = dns_project(args, project)
+    account = gcp.serviceaccount.Account(
+        "dns", opts=name_kept(opts, ACCOUNT, "accountId"), **account_args(args)
+    )
+    grant = gcp.projects.IAMMember("dns-admin", opts=opts, **grant_args(zone_project, account.member))
+    binding = gcp.serviceaccount.IAMMember(
+        "dns-cert-manager",
+        # The identity pool <project>.svc.id.goog exists once a cluster uses it.
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[cluster])),
+        **workload_identity_args(project, account.name),
+    )
+    return Dns01Identity(
+        solver_defaults=solver_defaults(zone_project),
+        account_annotations={storage.ANNOTATION: account.email},
+        identity=account.email,
+        ready=[grant, binding],
+    )

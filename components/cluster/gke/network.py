@@ -15,7 +15,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.cluster import name_kept, namer
-from components.config import GkeStack
+from components.cluster.gke.args import GkeClusterArgs
 from components.config.tls import ExposedTls
 
 PODS_RANGE = "pods"
@@ -36,21 +36,21 @@ class Network:
     sql_ready: list[pulumi.Resource]
 
 
-def network_args(cfg: GkeStack) -> dict[str, Any]:
+def network_args(args: GkeClusterArgs) -> dict[str, Any]:
     return {
-        "name": namer(cfg).name("gcp:compute/network:Network", "name", "net"),
+        "name": namer(args.cluster).name("gcp:compute/network:Network", "name", "net"),
         "auto_create_subnetworks": False,
         "routing_mode": "REGIONAL",
-        "description": f"Determined cluster {cfg.cluster.name}",
+        "description": f"Determined cluster {args.cluster.name}",
     }
 
 
-def subnetwork_args(cfg: GkeStack, network: pulumi.Input[str]) -> dict[str, Any]:
-    net = cfg.cluster.network
+def subnetwork_args(args: GkeClusterArgs, network: pulumi.Input[str]) -> dict[str, Any]:
+    net = args.cluster.network
     return {
-        "name": namer(cfg).name("gcp:compute/subnetwork:Subnetwork", "name", "nodes"),
+        "name": namer(args.cluster).name("gcp:compute/subnetwork:Subnetwork", "name", "nodes"),
         "network": network,
-        "region": cfg.cluster.region,
+        "region": args.cluster.region,
         "ip_cidr_range": net.nodes_cidr,
         # Nodes without public IPs still reach Google APIs (Artifact Registry, GCS).
         "private_ip_google_access": True,
@@ -61,29 +61,29 @@ def subnetwork_args(cfg: GkeStack, network: pulumi.Input[str]) -> dict[str, Any]
     }
 
 
-def router_args(cfg: GkeStack, network: pulumi.Input[str]) -> dict[str, Any]:
+def router_args(args: GkeClusterArgs, network: pulumi.Input[str]) -> dict[str, Any]:
     return {
-        "name": namer(cfg).name("gcp:compute/router:Router", "name", "router"),
+        "name": namer(args.cluster).name("gcp:compute/router:Router", "name", "router"),
         "network": network,
-        "region": cfg.cluster.region,
+        "region": args.cluster.region,
     }
 
 
-def nat_args(cfg: GkeStack, router: pulumi.Input[str]) -> dict[str, Any]:
+def nat_args(args: GkeClusterArgs, router: pulumi.Input[str]) -> dict[str, Any]:
     # Private nodes pull public images (nvcr.io, quay.io, registry.k8s.io) through it.
     return {
-        "name": f"{cfg.cluster.name}-nat",
+        "name": f"{args.cluster.name}-nat",
         "router": router,
-        "region": cfg.cluster.region,
+        "region": args.cluster.region,
         "nat_ip_allocate_option": "AUTO_ONLY",
         "source_subnetwork_ip_ranges_to_nat": "ALL_SUBNETWORKS_ALL_IP_RANGES",
         "log_config": {"enable": True, "filter": "ERRORS_ONLY"},
     }
 
 
-def sql_range_args(cfg: GkeStack, network: pulumi.Input[str]) -> dict[str, Any]:
+def sql_range_args(args: GkeClusterArgs, network: pulumi.Input[str]) -> dict[str, Any]:
     return {
-        "name": namer(cfg).name("gcp:compute/globalAddress:GlobalAddress", "name", "sql"),
+        "name": namer(args.cluster).name("gcp:compute/globalAddress:GlobalAddress", "name", "sql"),
         "network": network,
         "purpose": "VPC_PEERING",
         "address_type": "INTERNAL",
@@ -103,43 +103,43 @@ def peering_args(network: pulumi.Input[str], reserved_range: pulumi.Input[str], 
     }
 
 
-def existing_paths(cfg: GkeStack, project: str) -> tuple[str, str]:
+def existing_paths(args: GkeClusterArgs, project: str) -> tuple[str, str]:
     """The existing network and subnetwork as resource paths (Cloud SQL takes no bare
     names); paths given in the config are kept as written."""
-    net = cfg.cluster.network
+    net = args.cluster.network
     network = net.name if "/" in net.name else f"projects/{project}/global/networks/{net.name}"
     subnetwork = (
         net.subnetwork
         if "/" in net.subnetwork
-        else f"projects/{project}/regions/{cfg.cluster.region}/subnetworks/{net.subnetwork}"
+        else f"projects/{project}/regions/{args.cluster.region}/subnetworks/{net.subnetwork}"
     )
     return network, subnetwork
 
 
 def network(
-    cfg: GkeStack, project: str, needs_sql: bool, keep_sql: bool, opts: pulumi.ResourceOptions
+    args: GkeClusterArgs, project: str, needs_sql: bool, keep_sql: bool, opts: pulumi.ResourceOptions
 ) -> Network:
     """`keep_sql`: a kept Cloud SQL instance stays peered with the network, so the network and
     its reserved range are kept with it (Google refuses to delete them while it lives)."""
-    net = cfg.cluster.network
+    net = args.cluster.network
     if net.existing:
-        # The network's owner provides NAT and private services access (see the README).
-        network_path, subnetwork_path = existing_paths(cfg, project)
+        # The network's owner provides NAT and private services access (docs/clouds/gke.md, Shared VPC).
+        network_path, subnetwork_path = existing_paths(args, project)
         return Network(network_path, subnetwork_path, net.pods_range, net.services_range, sql_ready=[])
     kept = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(retain_on_delete=needs_sql and keep_sql))
     vpc = gcp.compute.Network(
-        "network", opts=name_kept(kept, "gcp:compute/network:Network", "name"), **network_args(cfg)
+        "network", opts=name_kept(kept, "gcp:compute/network:Network", "name"), **network_args(args)
     )
-    subnet = gcp.compute.Subnetwork("nodes", opts=opts, **subnetwork_args(cfg, vpc.id))
-    if cfg.cluster.private_nodes:
-        router = gcp.compute.Router("router", opts=opts, **router_args(cfg, vpc.id))
-        gcp.compute.RouterNat("nat", opts=opts, **nat_args(cfg, router.name))
+    subnet = gcp.compute.Subnetwork("nodes", opts=opts, **subnetwork_args(args, vpc.id))
+    if args.cluster.private_nodes:
+        router = gcp.compute.Router("router", opts=opts, **router_args(args, vpc.id))
+        gcp.compute.RouterNat("nat", opts=opts, **nat_args(args, router.name))
     sql_ready: list[pulumi.Resource] = []
     if needs_sql:
         reserved = gcp.compute.GlobalAddress(
             "sql-range",
             opts=name_kept(kept, "gcp:compute/globalAddress:GlobalAddress", "name"),
-            **sql_range_args(cfg, vpc.id),
+            **sql_range_args(args, vpc.id),
         )
         sql_ready.append(
             gcp.servicenetworking.Connection(
@@ -177,24 +177,24 @@ CONTROL_PLANE_PORTS = (443, 10250)
 WEBHOOK_PORTS = {"kueue": 9443, "kueue-visibility": 8082, "envoy-gateway": 9443, "cert-manager": 10250}
 
 
-def webhook_servers(cfg: GkeStack) -> list[str]:
+def webhook_servers(args: GkeClusterArgs) -> list[str]:
     """The servers the control plane calls in pods of add-ons the stack installs."""
-    servers = ["kueue", "kueue-visibility"] if cfg.scheduler == "kueue" else []
-    if isinstance(cfg.tls, ExposedTls):
-        if cfg.tls.gateway_class_name is None:
+    servers = ["kueue", "kueue-visibility"] if args.scheduler == "kueue" else []
+    if isinstance(args.tls, ExposedTls):
+        if args.tls.gateway_class_name is None:
             servers.append("envoy-gateway")
-        if cfg.tls.issued:
+        if args.tls.issued:
             servers.append("cert-manager")
     return servers
 
 
-def webhook_ports(cfg: GkeStack) -> list[int]:
+def webhook_ports(args: GkeClusterArgs) -> list[int]:
     """The webhook ports the control plane cannot reach on private nodes without a rule."""
-    return sorted({WEBHOOK_PORTS[s] for s in webhook_servers(cfg)} - set(CONTROL_PLANE_PORTS))
+    return sorted({WEBHOOK_PORTS[s] for s in webhook_servers(args)} - set(CONTROL_PLANE_PORTS))
 
 
-def firewall_name(cfg: GkeStack) -> str:
-    return namer(cfg).name("gcp:compute/firewall:Firewall", "name", "webhooks")
+def firewall_name(args: GkeClusterArgs) -> str:
+    return namer(args.cluster).name("gcp:compute/firewall:Firewall", "name", "webhooks")
 
 
 def webhook_sources(control_plane_range: str | None, nodes_cidr: str) -> list[str]:
@@ -221,15 +221,18 @@ def control_plane_range(private_cluster_config: Any) -> str | None:
 
 
 def webhook_firewall_args(
-    cfg: GkeStack, network: pulumi.Input[str], control_plane: pulumi.Input[str | None], ports: list[int]
+    args: GkeClusterArgs,
+    network: pulumi.Input[str],
+    control_plane: pulumi.Input[str | None],
+    ports: list[int],
 ) -> dict[str, Any]:
-    nodes_cidr = cfg.cluster.network.nodes_cidr
+    nodes_cidr = args.cluster.network.nodes_cidr
     return {
-        "name": firewall_name(cfg),
+        "name": firewall_name(args),
         "network": network,
         "direction": "INGRESS",
-        "description": f"The control plane of {cfg.cluster.name} calls the webhooks and APIs of "
-        f"{', '.join(webhook_servers(cfg))}",
+        "description": f"The control plane of {args.cluster.name} calls the webhooks and APIs of "
+        f"{', '.join(webhook_servers(args))}",
         "source_ranges": pulumi.Output.from_input(control_plane).apply(
             lambda cidr: webhook_sources(cidr, nodes_cidr)
         ),
@@ -240,14 +243,14 @@ def webhook_firewall_args(
 
 
 def webhook_firewall(
-    cfg: GkeStack, net: Network, cluster: Any, opts: pulumi.ResourceOptions
+    args: GkeClusterArgs, net: Network, cluster: Any, opts: pulumi.ResourceOptions
 ) -> gcp.compute.Firewall | None:
     """The rule for a created network with private nodes when a webhook listens on a port
-    GKE's own rule leaves closed (an existing network's owner opens it: see the README)."""
-    ports = webhook_ports(cfg)
-    if not cfg.cluster.private_nodes or cfg.cluster.network.existing or not ports:
+    GKE's own rule leaves closed (an existing network's owner opens it: docs/clouds/gke.md)."""
+    ports = webhook_ports(args)
+    if not args.cluster.private_nodes or args.cluster.network.existing or not ports:
         return None
     control_plane = cluster.private_cluster_config.apply(control_plane_range)
     return gcp.compute.Firewall(
-        "webhooks", opts=opts, **webhook_firewall_args(cfg, net.network, control_plane, ports)
+        "webhooks", opts=opts, **webhook_firewall_args(args, net.network, control_plane, ports)
     )

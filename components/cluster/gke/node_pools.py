@@ -12,8 +12,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import pulumi
+import pulumi_gcp as gcp
+
 from components.cluster import namer
-from components.config import GkeStack, gke_machines
+from components.cluster.gke.args import GkeClusterArgs
+from components.config import gke_machines
 from components.config.gke import pool_zones
 from components.config.node_pools import ARM_TAINT, GkeNodePool
 
@@ -37,15 +41,15 @@ NO_GKE_DEVICE_PLUGIN = "gke-no-default-nvidia-gpu-device-plugin"
 ACCOUNT = "gcp:serviceaccount/account:Account"
 
 
-def account_id(cfg: GkeStack, purpose: str) -> str:
+def account_id(args: GkeClusterArgs, purpose: str) -> str:
     """A service account ID for `purpose`, unique in the project (components.names)."""
-    return namer(cfg).name(ACCOUNT, "accountId", purpose)
+    return namer(args.cluster).name(ACCOUNT, "accountId", purpose)
 
 
-def node_account_args(cfg: GkeStack) -> dict[str, Any]:
+def node_account_args(args: GkeClusterArgs) -> dict[str, Any]:
     return {
-        "account_id": account_id(cfg, "nodes"),
-        "display_name": f"GKE nodes of {cfg.cluster.name}",
+        "account_id": account_id(args, "nodes"),
+        "display_name": f"GKE nodes of {args.cluster.name}",
     }
 
 
@@ -119,11 +123,11 @@ def node_taints(pool: GkeNodePool) -> list[dict[str, str]]:
     return [t.node_taint for t in pool.all_taints if t != ARM_TAINT]
 
 
-def secure_boot(cfg: GkeStack, pool: GkeNodePool) -> bool:
+def secure_boot(args: GkeClusterArgs, pool: GkeNodePool) -> bool:
     """Secure boot loads only signed kernel modules. GKE-managed drivers are signed; with the
     GPU operator the GPU pools' drivers come another way, so secure boot is off there. CPU
     pools load no GPU driver and keep it."""
-    return not (cfg.gpu_operator.enabled and pool.gpu)
+    return not (args.gpu_operator.enabled and pool.gpu)
 
 
 def ignored_changes(pool: GkeNodePool) -> list[str]:
@@ -137,8 +141,10 @@ def ignored_changes(pool: GkeNodePool) -> list[str]:
     return ["initialNodeCount"] if pool.gpu else ["initialNodeCount", "nodeConfig.shieldedInstanceConfig"]
 
 
-def node_pool_args(cfg: GkeStack, pool: GkeNodePool, cluster: Any, service_account: Any) -> dict[str, Any]:
-    operator = cfg.gpu_operator.enabled
+def node_pool_args(
+    args: GkeClusterArgs, pool: GkeNodePool, cluster: Any, service_account: Any
+) -> dict[str, Any]:
+    operator = args.gpu_operator.enabled
     node_config: dict[str, Any] = {
         "machine_type": pool.machine_type,
         "image_type": pool.image_type,
@@ -151,19 +157,19 @@ def node_pool_args(cfg: GkeStack, pool: GkeNodePool, cluster: Any, service_accou
         "oauth_scopes": list(NODE_SCOPES),
         "workload_metadata_config": {"mode": "GKE_METADATA"},
         "shielded_instance_config": {
-            "enable_secure_boot": secure_boot(cfg, pool),
+            "enable_secure_boot": secure_boot(args, pool),
             "enable_integrity_monitoring": True,
         },
         "metadata": {"disable-legacy-endpoints": "true"},
-        "resource_labels": dict(cfg.cluster.tags),
+        "resource_labels": dict(args.cluster.tags),
     }
     if pool.gpu:
         node_config["guest_accelerators"] = [_accelerator(pool, operator)]
-    zones = pool_zones(cfg, pool)
-    args: dict[str, Any] = {
+    zones = pool_zones(args, pool)
+    result: dict[str, Any] = {
         "name": pool.name,
         "cluster": cluster,
-        "location": cfg.cluster.region,
+        "location": args.cluster.region,
         # Updated in place when it changes: node_locations is not ForceNew, an update calls
         # NodePools.update with the new locations (hashicorp/terraform-provider-google
         # google/services/container/resource_container_node_pool.go, read 2026-11-25).
@@ -184,9 +190,45 @@ def node_pool_args(cfg: GkeStack, pool: GkeNodePool, cluster: Any, service_accou
         # nodes setting: NodeNetworkConfig.enablePrivateNodes, https://pub.dev/documentation/
         # googleapis/latest/container_v1/NodeNetworkConfig/enablePrivateNodes.html, read
         # 2026-11-25).
-        "network_config": {"enable_private_nodes": cfg.cluster.private_nodes},
+        "network_config": {"enable_private_nodes": args.cluster.private_nodes},
         "node_config": node_config,
     }
     if pool.gpu:
-        args["upgrade_settings"] = dict(GPU_UPGRADE_SETTINGS)
-    return args
+        result["upgrade_settings"] = dict(GPU_UPGRADE_SETTINGS)
+    return result
+
+
+def pools(
+    args: GkeClusterArgs,
+    cluster_id: pulumi.Input[str],
+    account: gcp.serviceaccount.Account,
+    project: str,
+    opts: pulumi.ResourceOptions,
+) -> list[gcp.container.NodePool]:
+    """The nodes' grants (NODE_ROLES for `account`) and the node pools, in the Args' order."""
+    grants = [
+        gcp.projects.IAMMember(
+            f"nodes-{role.rsplit('/', 1)[-1]}", project=project, role=role, member=account.member, opts=opts
+        )
+        for role in NODE_ROLES
+    ]
+    return [
+        gcp.container.NodePool(
+            pool.name,
+            opts=pulumi.ResourceOptions.merge(
+                opts,
+                pulumi.ResourceOptions(
+                    depends_on=grants,
+                    # The autoscaler owns the size; CPU pools keep their secure boot.
+                    ignore_changes=ignored_changes(pool),
+                    # The pool's name is fixed: a change that replaces it (GPUs, spot,
+                    # service account, scopes) must delete the old pool first. The machine
+                    # type, boot disk and image type are updated in place (not ForceNew:
+                    # terraform-provider-google node_config.go at e03b762, read 2026-11-25).
+                    delete_before_replace=True,
+                ),
+            ),
+            **node_pool_args(args, pool, cluster_id, account.email),
+        )
+        for pool in args.node_pools
+    ]
