@@ -1,8 +1,8 @@
 """The offline plan: run the Pulumi program under mocks and write what it would create.
 
 `plan` validates the configuration, replaces its secrets by stand-ins (plan.standins), runs
-components.program.main, the same function `pulumi up` runs, against the recording mocks
-(plan.mocks), and turns the registrations into the plan's contents: resources.json,
+main() of __main__.py (the composition root), the same function `pulumi up` runs, against
+the recording mocks (plan.mocks), and turns the registrations into the plan's contents: resources.json,
 manifests/, master.yaml, policy.json and outputs.json, secrets written as "[secret]" and,
 in a first preview, values not known yet as "[unknown until apply]" (plan.redaction).
 `write` puts them into the output directory (plan.output).
@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import json
 import os
 import re
+import sys
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pulumi
@@ -28,13 +31,17 @@ from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime import stack as pulumi_stack
 
 from components import config as stack_config
-from plan import cloud_check, kube_check, output, policy_check
+from components.config import master_yaml_schema
+from plan import cloud_check, kube_check, output, policy_check, standins
 from plan.errors import PlanFailure
 from plan.mocks import PlanMocks, Recorder, RecordingMonitor, Registration
 from plan.redaction import redact
-from plan.standins import Prepared, prepare
+from plan.standins import Prepared
 
 PROJECT = stack_config.PROJECT
+# The composition root Pulumi runs (the project's __main__.py), imported under this name.
+PROGRAM = Path(__file__).resolve().parent.parent / "__main__.py"
+PROGRAM_MODULE = "determined_program"
 
 __all__ = [
     "PlanResult",
@@ -119,6 +126,19 @@ def _event_loops() -> Iterator[asyncio.AbstractEventLoop]:
             loop.close()
 
 
+def program() -> ModuleType:
+    """The root program as a module, imported once and not as `__main__` (so importing it
+    registers nothing): run_program calls its `main()`, which tests may replace."""
+    module = sys.modules.get(PROGRAM_MODULE)
+    if module is None:
+        spec = importlib.util.spec_from_file_location(PROGRAM_MODULE, PROGRAM)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[PROGRAM_MODULE] = module
+        spec.loader.exec_module(module)
+    return module
+
+
 def run_program(
     config: dict[str, str],
     secret_keys: list[str],
@@ -127,8 +147,6 @@ def run_program(
     preview: bool = False,
 ) -> Recorder:
     """Run the program under recording mocks. Raises ConfigError for a bad config."""
-    from components import program
-
     recorder = recorder or Recorder()
     # Only the stack file counts: config a shell may carry for real runs is ignored.
     for name in [n for n in os.environ if n == "PULUMI_CONFIG" or n.startswith("PULUMI_CONFIG_")]:
@@ -137,7 +155,7 @@ def run_program(
     pulumi.runtime.set_all_config(config, secret_keys)
 
     def main() -> None:
-        recorder.deployment = program.main()
+        recorder.deployment = program().main()
         # master.yaml as previews show it: an Output (it may name what the cloud computes).
         master = getattr(recorder.deployment, "master", None)
         if master is not None:
@@ -179,13 +197,12 @@ def check_master_yaml(text: str, version: str, secrets: set[str]) -> list[str]:
 
     A problem means the master would refuse or ignore what the project wrote: a bug in the
     project (PlanFailure). Returns warnings (a release the key data does not describe)."""
-    from components.determined import master_yaml_schema as schema
-
-    oldest, newest = schema.known_range()
-    if not oldest <= schema.parse_version(version) <= newest:
-        known = f"{schema.format_version(oldest)} to {schema.format_version(newest)}"
+    oldest, newest = master_yaml_schema.known_range()
+    if not oldest <= master_yaml_schema.parse_version(version) <= newest:
+        known = f"{master_yaml_schema.format_version(oldest)} to {master_yaml_schema.format_version(newest)}"
         return [f"master.yaml not checked against Determined {version}: its key set is known for {known}"]
-    problems = schema.check(yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)), version)
+    document = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    problems = master_yaml_schema.check(document, version)
     if not problems:
         return []
     first = " ".join(problems[0].split())
@@ -193,6 +210,13 @@ def check_master_yaml(text: str, version: str, secrets: set[str]) -> list[str]:
         first = first.split(":", 1)[0] + ": (its text holds a secret)"
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
     raise PlanFailure(f"master.yaml would not be accepted by Determined {version}: {first}{more}")
+
+
+def prepare(config: dict[str, str], secret_keys: list[str]) -> Prepared:
+    """The config validated as the program validates it (ConfigError names every problem),
+    its secrets replaced by stand-ins. The rules over the task pods Determined renders get
+    them from the root program's mapping (stack_args): the plan imports no component."""
+    return standins.prepare(config, secret_keys, task_pods=program().stack_args.DeterminedTaskPods())
 
 
 def run(prepared: Prepared, stack: str, policies=None, preview: bool = False) -> PlanResult:

@@ -27,12 +27,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from components import kube, versions
+from components import constants, kube, versions
 from components.addons import release
+
+# One copy: the config checks the solver it renders against cert-manager's schema.
+from components.config.tls import dns01_solver
 
 CHART = "oci://quay.io/jetstack/charts/cert-manager"
 VERSION = versions.CERT_MANAGER_VERSION
-NAMESPACE = "cert-manager"
+NAMESPACE = constants.CERT_MANAGER_NAMESPACE
 COMPONENT = "cert-manager"
 API = "cert-manager.io/v1"
 CONFIG_API = "controller.config.cert-manager.io/v1alpha1"
@@ -81,19 +84,6 @@ def release_args(
     return release.release_args(
         RELEASE, CHART, version, NAMESPACE, values(account_annotations, identity), create_namespace=True
     )
-
-
-def dns01_solver(
-    dns01: Mapping[str, Any], solver_defaults: Mapping[str, Any] | None = None
-) -> dict[str, Any]:
-    """cert-manager's DNS-01 solver settings as configured, with `solver_defaults` (what the
-    platform's cloud identity implies: the Cloud DNS project, the Route 53 region) under the
-    configured provider's own settings."""
-    found = {key: (dict(value) if isinstance(value, Mapping) else value) for key, value in dns01.items()}
-    if solver_defaults:
-        (provider,) = [key for key in found if key != "cnameStrategy"]
-        found[provider] = {**solver_defaults, **found[provider]}
-    return found
 
 
 def cluster_issuer(

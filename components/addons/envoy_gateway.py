@@ -19,12 +19,12 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from components import kube, versions
+from components import constants, kube, versions
 from components.addons import release
 
 CHART = "oci://docker.io/envoyproxy/gateway-helm"
 VERSION = versions.ENVOY_GATEWAY_VERSION
-NAMESPACE = "envoy-gateway-system"
+NAMESPACE = constants.ENVOY_GATEWAY_NAMESPACE
 COMPONENT = "envoy-gateway"
 # The chart's default `config.envoyGateway.gateway.controllerName` (values.tmpl.yaml).
 CONTROLLER = "gateway.envoyproxy.io/gatewayclass-controller"
@@ -37,12 +37,12 @@ CLOUDS = ("existing", "gke", "eks")
 EXPOSURES = ("public", "internal")
 
 # GKE: an internal passthrough Network Load Balancer instead of an external one.
-GKE_LB_TYPE = "networking.gke.io/load-balancer-type"
+GKE_LB_TYPE = constants.GKE_LB_TYPE
 # EKS without the AWS Load Balancer Controller (none is installed): the in-tree cloud
 # provider's legacy annotations. `nlb` makes a Network Load Balancer (instance targets)
 # instead of a Classic ELB; `internal` gives it private addresses only.
 AWS_LB_TYPE = "service.beta.kubernetes.io/aws-load-balancer-type"
-AWS_LB_INTERNAL = "service.beta.kubernetes.io/aws-load-balancer-internal"
+AWS_LB_INTERNAL = constants.AWS_LB_INTERNAL
 
 
 def values() -> dict[str, Any]:

@@ -37,7 +37,7 @@ from typing import Any
 
 import yaml
 
-from components import kube, versions
+from components import constants, kube, versions
 from components.addons import release
 from components.config.addons import KUEUE_PODS_READY_TIMEOUT_SECONDS
 from components.config.node_pools import NodePool
@@ -45,7 +45,7 @@ from components.config.resource_pools import ResourcePoolConfig
 
 CHART = "oci://registry.k8s.io/kueue/charts/kueue"
 VERSION = versions.KUEUE_VERSION
-NAMESPACE = "kueue-system"
+NAMESPACE = constants.KUEUE_NAMESPACE
 COMPONENT = "kueue"
 API = "kueue.x-k8s.io/v1beta2"
 CONFIG_API = "config.kueue.x-k8s.io/v1beta2"

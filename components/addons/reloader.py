@@ -34,35 +34,25 @@ Pure functions only: the Release is registered elsewhere.
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
-from components import kube, versions
+from components import constants, versions
 from components.addons import release
+
+# One copy: the config refuses this namespace as one of the stack's own.
+from components.config.namespaces import reloader_namespace as namespace
 
 CHART = "reloader"
 REPOSITORY = versions.RELOADER_REPOSITORY
 VERSION = versions.RELOADER_VERSION
 # The Release's name; its namespace is the install's own (`namespace`).
-RELEASE = "reloader"
+RELEASE = constants.RELOADER_RELEASE
 # On a workload: the Secrets (comma-separated names) whose change restarts it.
 SECRET_ANNOTATION = "secret.reloader.stakater.com/reload"
 RELOAD_STRATEGY = "annotations"
 # Small: it watches the Secrets of one namespace. The chart sets no resources; these are
 # chosen, not sourced.
 RESOURCES = {"requests": {"cpu": "10m", "memory": "64Mi"}, "limits": {"memory": "256Mi"}}
-
-
-def namespace(watched: str) -> str:
-    """Reloader's namespace: one per Determined namespace it watches (two installs in one
-    cluster each get their own)."""
-    name = f"{watched}-{RELEASE}"
-    if len(name) <= 63:
-        return kube.dns_label(name)
-    # Cut to a DNS label, the watched namespace's digest keeps it apart from that namespace
-    # (which a plain cut of a 55-63 character name would give back) and from other cuts.
-    tag = hashlib.sha256(watched.encode()).hexdigest()[:6]
-    return f"{watched[: 63 - len(RELEASE) - len(tag) - 2].rstrip('-')}-{tag}-{RELEASE}"
 
 
 def workload_annotations(secret: str) -> dict[str, str]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from components import constants, kube
-from components.config import StackConfig
+from components.determined.args import DeterminedArgs
 
 COMPONENT = "ca-bundle"
 FILE = "ca.crt"
@@ -31,7 +31,7 @@ RUN_AS = 65534  # nobody: the file it writes is world-readable for any task user
 INIT_RESOURCES = {"requests": {"cpu": "10m", "memory": "16Mi"}, "limits": {"memory": "64Mi"}}
 
 
-def config_map(cfg: StackConfig, namespace: str) -> dict[str, Any] | None:
+def config_map(cfg: DeterminedArgs, namespace: str) -> dict[str, Any] | None:
     """The ConfigMap holding master.caBundle in one namespace; None without PEM text."""
     if not cfg.master.ca_bundle:
         return None
@@ -39,27 +39,27 @@ def config_map(cfg: StackConfig, namespace: str) -> dict[str, Any] | None:
     return kube.manifest("v1", "ConfigMap", meta, data={FILE: cfg.master.ca_bundle})
 
 
-def volume(cfg: StackConfig) -> dict[str, Any]:
+def volume(cfg: DeterminedArgs) -> dict[str, Any]:
     if cfg.master.ca_bundle_secret:
         return {"name": COMPONENT, "secret": {"secretName": cfg.master.ca_bundle_secret}}
     return {"name": COMPONENT, "configMap": {"name": constants.CA_BUNDLE_CONFIG_MAP}}
 
 
-def master_volume(cfg: StackConfig) -> tuple[dict[str, Any], dict[str, Any]] | None:
+def master_volume(cfg: DeterminedArgs) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """(volume, volumeMount) of the extra CAs for the master, or None without them."""
     if not cfg.master.has_ca_bundle:
         return None
     return volume(cfg), {"name": COMPONENT, "mountPath": MOUNT_DIR, "readOnly": True}
 
 
-def master_env(cfg: StackConfig) -> list[dict[str, Any]]:
+def master_env(cfg: DeterminedArgs) -> list[dict[str, Any]]:
     """The master's env that adds the mounted CAs to the system ones."""
     if not cfg.master.has_ca_bundle:
         return []
     return [{"name": "SSL_CERT_DIR", "value": f"/etc/ssl/certs:{MOUNT_DIR}"}]
 
 
-def task_layer(cfg: StackConfig, image: str) -> dict[str, Any]:
+def task_layer(cfg: DeterminedArgs, image: str) -> dict[str, Any]:
     """A pod layer giving the task container the system CAs plus the extra ones; `image`
     is the master's (see the module docstring). Nothing without extra CAs."""
     if not cfg.master.has_ca_bundle:

@@ -22,9 +22,10 @@ from typing import Any
 import pulumi
 
 from components import constants, kube
-from components.config import DirectoryStorage, StackConfig
+from components.config import DirectoryStorage
 from components.config.checkpoint_directory import VOLUME, directory
 from components.config.checkpoint_storage import CREATED_CLAIM
+from components.determined.args import DeterminedArgs
 
 COMPONENT = "checkpoint-storage"
 _RWX = ["ReadWriteMany"]
@@ -84,7 +85,7 @@ def provisioned_claim(cs: DirectoryStorage, namespace: str) -> dict[str, Any]:
     return _claim(cs, namespace, storageClassName=cs.storage_class)
 
 
-def objects(cfg: StackConfig) -> list[dict[str, Any]]:
+def objects(cfg: DeterminedArgs) -> list[dict[str, Any]]:
     """What the stack creates for directory checkpoints (each volume before its claim);
     nothing for `claimName` or other storage types."""
     cs = directory(cfg)
@@ -110,7 +111,7 @@ def _mount(cs: DirectoryStorage, read_only: bool = False) -> dict[str, Any]:
     return mount
 
 
-def task_layer(cfg: StackConfig) -> dict[str, Any]:
+def task_layer(cfg: DeterminedArgs) -> dict[str, Any]:
     """The pod layer that mounts the share at containerPath in Determined's task container
     (trials write checkpoints there, checkpoint GC deletes them): for every task pod spec,
     checkpoint GC's included. {} unless checkpoints are a directory."""
@@ -125,7 +126,7 @@ def task_layer(cfg: StackConfig) -> dict[str, Any]:
     }
 
 
-def master_volume(cfg: StackConfig) -> tuple[dict[str, Any], dict[str, Any]] | None:
+def master_volume(cfg: DeterminedArgs) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """(volume, volumeMount) for the master's pod, or None unless checkpoints are a
     directory. Read-only: trials write and checkpoint GC deletes, both in task pods; the
     master needs no more than to read (its checkpoint download serves S3 only)."""
@@ -135,7 +136,7 @@ def master_volume(cfg: StackConfig) -> tuple[dict[str, Any], dict[str, Any]] | N
     return _volume(cs, read_only=True), _mount(cs, read_only=True)
 
 
-def data_options(cfg: StackConfig) -> pulumi.ResourceOptions:
+def data_options(cfg: DeterminedArgs) -> pulumi.ResourceOptions:
     """Options for every object of `objects`: kept on destroy, never re-classed (a new
     class would replace the claim with an empty volume), unless data deletion is allowed."""
     keep = not cfg.data_deletion_allowed
@@ -145,7 +146,7 @@ def data_options(cfg: StackConfig) -> pulumi.ResourceOptions:
     )
 
 
-def keeps_master_namespace(cfg: StackConfig) -> bool:
+def keeps_master_namespace(cfg: DeterminedArgs) -> bool:
     """Whether the master's namespace must be kept on destroy for the checkpoints' sake:
     deleting it would delete the provisioned claim, and the storage class's reclaim policy
     (Delete, for GKE's Filestore classes) the volume with every checkpoint."""

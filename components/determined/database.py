@@ -17,10 +17,11 @@ import pulumi
 
 from components import constants, kube, passwords, versions
 from components.cluster import ClusterHandle, DatabaseServer
-from components.config import ExternalDatabase, InClusterDatabase, ManagedDatabase, StackConfig
+from components.config import ExternalDatabase, InClusterDatabase, ManagedDatabase
 from components.determined import system_pods
+from components.determined.args import DeterminedArgs
 
-COMPONENT = "database"
+COMPONENT = constants.DB_COMPONENT
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ class DatabaseEndpoint:
     ssl_root_cert: str | None = None  # PEM content; mounted next to master.yaml
 
 
-def endpoint(cfg: StackConfig, server: DatabaseServer | None = None) -> DatabaseEndpoint:
+def endpoint(cfg: DeterminedArgs, server: DatabaseServer | None = None) -> DatabaseEndpoint:
     db = cfg.database
     if isinstance(db, ExternalDatabase):
         return DatabaseEndpoint(db.host, db.port, db.name, db.user, db.ssl_mode, db.ssl_root_cert)
@@ -67,7 +68,7 @@ def volume_claim(
     return kube.manifest("v1", "PersistentVolumeClaim", meta, spec=spec)
 
 
-def service(cfg: StackConfig) -> dict[str, Any]:
+def service(cfg: DeterminedArgs) -> dict[str, Any]:
     return kube.cluster_ip_service(
         constants.DB_SERVICE_NAME, COMPONENT, cfg.namespace, "postgres", constants.DB_PORT
     )
@@ -109,7 +110,7 @@ SQL
 PASSWORD_DIR = "/etc/determined-db"
 
 
-def statefulset(cfg: StackConfig) -> dict[str, Any]:
+def statefulset(cfg: DeterminedArgs) -> dict[str, Any]:
     db = cfg.database
     assert isinstance(db, InClusterDatabase)
     args = [arg for key, value in db.settings.items() for arg in ("-c", f"{key}={value}")]
@@ -181,7 +182,7 @@ def statefulset(cfg: StackConfig) -> dict[str, Any]:
     )
 
 
-def data_options(cfg: StackConfig) -> pulumi.ResourceOptions:
+def data_options(cfg: DeterminedArgs) -> pulumi.ResourceOptions:
     """Options for the database's volume claim: kept on destroy, never re-classed, and
     protected in prod (a destroy stops before it; policies see `protect`, not retain-on-delete).
     (Its namespace is kept too; see components/determined/determined.py.)"""
@@ -203,7 +204,7 @@ class Database(pulumi.ComponentResource):
     def __init__(
         self,
         name: str,
-        cfg: StackConfig,
+        cfg: DeterminedArgs,
         cluster: ClusterHandle,
         depends_on: list[pulumi.Resource],
         opts: pulumi.ResourceOptions | None = None,

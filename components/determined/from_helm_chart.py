@@ -26,9 +26,10 @@ from typing import Any
 import pulumi
 
 from components import constants, kube, versions
-from components.config import ExternalDatabase, InClusterDatabase, StackConfig
-from components.determined import database_backup, registry
-from components.determined.database_backup import (
+from components.config import ExternalDatabase, InClusterDatabase
+from components.determined import database_jobs, registry
+from components.determined.args import DeterminedArgs
+from components.determined.database_jobs import (
     ALL_READ,
     CA_KEY,
     PASSWORD_KEY,
@@ -46,20 +47,20 @@ COMPONENT = constants.MIGRATION_COMPONENT
 CHART_VOLUME = "/chart"
 
 
-def server_image(cfg: StackConfig) -> str:
+def server_image(cfg: DeterminedArgs) -> str:
     source = cfg.database.from_helm_chart
     assert source is not None
     return source.image or versions.HELM_CHART_POSTGRES_IMAGE
 
 
-def database_host(cfg: StackConfig, tgt: Target) -> Any:
+def database_host(cfg: DeterminedArgs, tgt: Target) -> Any:
     """The new database's address as the chart's namespace sees it."""
     if isinstance(cfg.database, InClusterDatabase):
         return f"{constants.DB_SERVICE_NAME}.{cfg.namespace}.svc"
     return tgt.endpoint.host
 
 
-def password_secret(cfg: StackConfig, password: Any) -> dict[str, Any]:
+def password_secret(cfg: DeterminedArgs, password: Any) -> dict[str, Any]:
     """The new database's password (and an external server's CA certificate), in the chart's
     namespace."""
     source = cfg.database.from_helm_chart
@@ -71,7 +72,7 @@ def password_secret(cfg: StackConfig, password: Any) -> dict[str, Any]:
     return kube.manifest("v1", "Secret", meta, type="Opaque", stringData=data)
 
 
-def migration_job(cfg: StackConfig, tgt: Target) -> dict[str, Any]:
+def migration_job(cfg: DeterminedArgs, tgt: Target) -> dict[str, Any]:
     source = cfg.database.from_helm_chart
     assert source is not None
     work = [mount("work", WORK_DIR), mount("tmp", TMP_DIR)]
@@ -95,16 +96,16 @@ def migration_job(cfg: StackConfig, tgt: Target) -> dict[str, Any]:
         uid=constants.MIGRATION_UID,
     )
     secret = constants.MIGRATION_SECRET
-    credentials, credentials_mount = database_backup.db_credentials(tgt.endpoint, secret, secret, ALL_READ)
+    credentials, credentials_mount = database_jobs.db_credentials(tgt.endpoint, secret, secret, ALL_READ)
     restore_env = [
         env_value("DUMP", f"{WORK_DIR}/restore.dump"),
         env_value("MODE", "into-empty"),
         env_value("WAIT_SECONDS", str(constants.RESTORE_WAIT_SECONDS)),
-        *database_backup.database_env(tgt.endpoint, host=database_host(cfg, tgt)),
+        *database_jobs.database_env(tgt.endpoint, host=database_host(cfg, tgt)),
     ]
     restore = container(
         "restore",
-        database_backup.client_image(cfg),
+        database_jobs.client_image(cfg),
         sh("db_connect.sh", "db_restore.sh"),
         restore_env,
         [*work, credentials_mount],
@@ -121,7 +122,7 @@ def migration_job(cfg: StackConfig, tgt: Target) -> dict[str, Any]:
         **registry.pod_field(cfg),
         # The chart's files are its postgres user's; no fsGroup: its volume is mounted as it
         # is, never relabelled.
-        "securityContext": database_backup.pod_security(constants.MIGRATION_UID, fs_group=False),
+        "securityContext": database_jobs.pod_security(constants.MIGRATION_UID, fs_group=False),
         "initContainers": [copy],
         "containers": [restore],
         "volumes": [
@@ -132,13 +133,13 @@ def migration_job(cfg: StackConfig, tgt: Target) -> dict[str, Any]:
         ],
     }
     meta = kube.metadata(constants.MIGRATION_JOB, COMPONENT, source.namespace)
-    meta["annotations"] = {database_backup.REPLACE_UNREADY: "true"}
-    spec = database_backup.job_spec(kube.labels(COMPONENT), pod_spec)
+    meta["annotations"] = {database_jobs.REPLACE_UNREADY: "true"}
+    spec = database_jobs.job_spec(kube.labels(COMPONENT), pod_spec)
     return kube.manifest("batch/v1", "Job", meta, spec=spec)
 
 
 def register(
-    cfg: StackConfig,
+    cfg: DeterminedArgs,
     tgt: Target,
     password: pulumi.Input[str],
     needs: list[pulumi.Resource],
@@ -146,5 +147,5 @@ def register(
 ) -> pulumi.Resource:
     """The Secret and the Job, in the chart's namespace; the Job once the database is up."""
     secret = kube.register(password_secret(cfg, password), child)
-    opts = database_backup.awaited_job_options([*needs, secret])
+    opts = database_jobs.awaited_job_options([*needs, secret])
     return kube.register(migration_job(cfg, tgt), pulumi.ResourceOptions.merge(child, opts))

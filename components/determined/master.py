@@ -17,19 +17,19 @@ from pulumi.output import Unknown
 
 from components import constants, kube, passwords, versions
 from components.addons import envoy_gateway, reloader
-from components.config import StackConfig
 from components.config.tls import ExposedTls, MasterTls
 from components.determined import (
     ca_bundle,
     checkpoint_volumes,
-    database_backup,
+    database_restore,
     master_yaml,
     proxy,
     system_pods,
 )
+from components.determined.args import DeterminedArgs
 from components.determined.database import DatabaseEndpoint
 
-COMPONENT = "master"
+COMPONENT = constants.MASTER_COMPONENT
 # The master reads its own namespace from this variable (versions.RELEASE_NAMESPACE_SINCE).
 RELEASE_NAMESPACE_ENV = "DET_RELEASE_NAMESPACE"
 
@@ -38,7 +38,7 @@ def _rule(group: str, resources: list[str], verbs: list[str], **extra: Any) -> d
     return {"apiGroups": [group], "resources": resources, "verbs": verbs, **extra}
 
 
-def namespace_rules(cfg: StackConfig, namespace: str) -> list[dict[str, Any]]:
+def namespace_rules(cfg: DeterminedArgs, namespace: str) -> list[dict[str, Any]]:
     """What the master does inside a namespace tasks run in (its Kubernetes resource
     manager's calls, master/internal/rm/kubernetesrm at each version): per-namespace
     informers on pods, jobs and events; creating and deleting task objects; task logs.
@@ -123,14 +123,14 @@ CLUSTER_WRITES = (
 )
 
 
-def cluster_writes(cfg: StackConfig) -> list[ClusterWrite]:
+def cluster_writes(cfg: DeterminedArgs) -> list[ClusterWrite]:
     """The cluster-wide writes `master.clusterWrites` asks for."""
     asked = cfg.master.cluster_writes
     wanted = {"nodes": asked.nodes, "priorityClasses": asked.priority_classes}
     return [write for write in CLUSTER_WRITES if wanted[write.key]]
 
 
-def cluster_rules(cfg: StackConfig) -> list[dict[str, Any]]:
+def cluster_rules(cfg: DeterminedArgs) -> list[dict[str, Any]]:
     """What must be cluster-wide: reading nodes (a cluster-scoped informer), on the versions
     that list every namespace's Jobs at start-up that list (the master does not start
     without it), and the optional writes `master.clusterWrites` asks for."""
@@ -141,16 +141,16 @@ def cluster_rules(cfg: StackConfig) -> list[dict[str, Any]]:
     return rules
 
 
-def image(cfg: StackConfig) -> str:
+def image(cfg: DeterminedArgs) -> str:
     return cfg.master.image_reference
 
 
-def _rbac_name(cfg: StackConfig) -> str:
+def _rbac_name(cfg: DeterminedArgs) -> str:
     # Cluster-scoped: the namespace in the name keeps two installs apart.
     return f"{constants.MASTER_NAME}-{cfg.namespace}"
 
 
-def service_account(cfg: StackConfig, annotations: dict[str, Any] | None = None) -> dict[str, Any]:
+def service_account(cfg: DeterminedArgs, annotations: dict[str, Any] | None = None) -> dict[str, Any]:
     """The master's account; `annotations` bind it to a cloud identity (checkpoint storage)."""
     meta = kube.metadata(constants.MASTER_NAME, COMPONENT, cfg.namespace)
     if annotations:
@@ -158,16 +158,16 @@ def service_account(cfg: StackConfig, annotations: dict[str, Any] | None = None)
     return kube.manifest("v1", "ServiceAccount", meta)
 
 
-def cluster_role(cfg: StackConfig) -> dict[str, Any]:
+def cluster_role(cfg: DeterminedArgs) -> dict[str, Any]:
     meta = kube.metadata(_rbac_name(cfg), COMPONENT)
     return kube.manifest("rbac.authorization.k8s.io/v1", "ClusterRole", meta, rules=cluster_rules(cfg))
 
 
-def _subjects(cfg: StackConfig) -> list[dict[str, str]]:
+def _subjects(cfg: DeterminedArgs) -> list[dict[str, str]]:
     return [{"kind": "ServiceAccount", "name": constants.MASTER_NAME, "namespace": cfg.namespace}]
 
 
-def namespace_roles(cfg: StackConfig) -> list[dict[str, Any]]:
+def namespace_roles(cfg: DeterminedArgs) -> list[dict[str, Any]]:
     """A Role and a RoleBinding for the master in its own namespace and every namespace
     tasks run in."""
     objects = []
@@ -189,7 +189,7 @@ def namespace_roles(cfg: StackConfig) -> list[dict[str, Any]]:
     return objects
 
 
-def cluster_role_binding(cfg: StackConfig) -> dict[str, Any]:
+def cluster_role_binding(cfg: DeterminedArgs) -> dict[str, Any]:
     return kube.manifest(
         "rbac.authorization.k8s.io/v1",
         "ClusterRoleBinding",
@@ -245,7 +245,7 @@ class Placement:
 
 
 def config_files(
-    cfg: StackConfig,
+    cfg: DeterminedArgs,
     db: DatabaseEndpoint,
     secrets: master_yaml.MasterSecrets,
     placement: Placement = Placement(),
@@ -270,14 +270,14 @@ DEFAULT_CACHE_DIR = "/var/cache/determined"
 TMP_SIZE_LIMIT = "1Gi"
 
 
-def cache_dir(cfg: StackConfig) -> str:
+def cache_dir(cfg: DeterminedArgs) -> str:
     """Where the master keeps its file cache: its default, or a `cache.cache_dir` override."""
     cache = cfg.master.config_overrides.get("cache")
     path = cache.get("cache_dir") if isinstance(cache, dict) else None
     return path if isinstance(path, str) and path.startswith("/") else DEFAULT_CACHE_DIR
 
 
-def _scratch(cfg: StackConfig) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+def _scratch(cfg: DeterminedArgs) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """(volume, volumeMount) of the writable directories: the cache grows with the models
     experiments upload (no size limit, as on the image's own file system before), /tmp is
     bounded."""
@@ -287,26 +287,26 @@ def _scratch(cfg: StackConfig) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     ]
 
 
-def waits_for_certificate(cfg: StackConfig) -> bool:
+def waits_for_certificate(cfg: DeterminedArgs) -> bool:
     """tls.mode master with a cert-manager certificate: the master can only start once the
     certificate is issued, which needs the host's DNS to point at the Gateway, which the
     same `pulumi up` creates. So `up` does not wait for the master; it starts when it can."""
     return isinstance(cfg.tls, MasterTls) and cfg.tls.issued
 
 
-def port_name(cfg: StackConfig) -> str:
+def port_name(cfg: DeterminedArgs) -> str:
     """The master's port: HTTPS when TLS ends in the master (tls.mode master), else HTTP."""
     return "https" if isinstance(cfg.tls, MasterTls) else "http"
 
 
-def _http_probe(cfg: StackConfig, **timing: int) -> dict[str, Any]:
+def _http_probe(cfg: DeterminedArgs, **timing: int) -> dict[str, Any]:
     probe = {"path": constants.MASTER_HEALTH_PATH, "port": port_name(cfg)}
     if isinstance(cfg.tls, MasterTls):
         probe["scheme"] = "HTTPS"  # the kubelet does not verify the certificate
     return {"httpGet": probe, **timing}
 
 
-def _env(cfg: StackConfig) -> list[dict[str, Any]]:
+def _env(cfg: DeterminedArgs) -> list[dict[str, Any]]:
     env = []
     if cfg.master.version_tuple >= versions.RELEASE_NAMESPACE_SINCE:
         # Where it finds its own Service when tasks default to another namespace (first: it
@@ -320,7 +320,7 @@ def _env(cfg: StackConfig) -> list[dict[str, Any]]:
     return [e for e in env if not (e["name"] in seen or seen.add(e["name"]))]
 
 
-def deployment(cfg: StackConfig, config_checksum: Any) -> dict[str, Any]:
+def deployment(cfg: DeterminedArgs, config_checksum: Any) -> dict[str, Any]:
     container = {
         "name": "determined-master",
         "image": image(cfg),
@@ -361,7 +361,7 @@ def deployment(cfg: StackConfig, config_checksum: Any) -> dict[str, Any]:
             {"name": "tls", "mountPath": constants.MASTER_TLS_DIR, "readOnly": True}
         )
     spec = {
-        "replicas": database_backup.master_replicas(cfg),
+        "replicas": database_restore.master_replicas(cfg),
         # Never two masters on one database: the old pod stops before the new one starts.
         "strategy": {"type": "Recreate"},
         "selector": {"matchLabels": kube.selector(COMPONENT)},
@@ -385,7 +385,7 @@ def deployment(cfg: StackConfig, config_checksum: Any) -> dict[str, Any]:
     return kube.manifest("apps/v1", "Deployment", meta, spec=spec)
 
 
-def service(cfg: StackConfig) -> dict[str, Any]:
+def service(cfg: DeterminedArgs) -> dict[str, Any]:
     # Its first (only) port is what tasks reach the master by (the master reads Ports[0]).
     svc = kube.cluster_ip_service(
         constants.MASTER_SERVICE_NAME, COMPONENT, cfg.namespace, port_name(cfg), constants.MASTER_SERVICE_PORT
@@ -406,7 +406,7 @@ def service(cfg: StackConfig) -> dict[str, Any]:
     return svc
 
 
-def disruption_budget(cfg: StackConfig) -> dict[str, Any]:
+def disruption_budget(cfg: DeterminedArgs) -> dict[str, Any]:
     """One master at a time, and drains never blocked: `maxUnavailable: 1` lets a drain evict
     the single master (a `minAvailable: 1` budget would hold every drain forever), and an
     unhealthy master (crash-looping, not ready) is always evictable. The Deployment's Recreate
@@ -420,7 +420,7 @@ def disruption_budget(cfg: StackConfig) -> dict[str, Any]:
     return kube.manifest("policy/v1", "PodDisruptionBudget", meta, spec=spec)
 
 
-def internal_url(cfg: StackConfig) -> str:
+def internal_url(cfg: DeterminedArgs) -> str:
     host = f"{constants.MASTER_SERVICE_NAME}.{cfg.namespace}.svc.cluster.local"
     return f"{port_name(cfg)}://{host}:{constants.MASTER_SERVICE_PORT}"
 
@@ -438,7 +438,7 @@ class DeterminedMaster(pulumi.ComponentResource):
     def __init__(
         self,
         name: str,
-        cfg: StackConfig,
+        cfg: DeterminedArgs,
         db: DatabaseEndpoint,
         db_password: pulumi.Input[str],
         depends_on: list[pulumi.Resource],

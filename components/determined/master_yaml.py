@@ -16,14 +16,15 @@ import yaml
 from pydantic import SecretStr
 
 from components import constants, versions
-from components.config import StackConfig
+from components.config import config_overrides
 from components.config.master import ElasticLogging
 from components.config.tls import ExposedTls, MasterTls
-from components.determined import checkpoint_storage, config_overrides, resource_pools
+from components.determined import checkpoint_storage, resource_pools
+from components.determined.args import DeterminedArgs
 from components.determined.database import DatabaseEndpoint
 
 # File names inside the master's config Secret (mounted at /etc/determined).
-MASTER_YAML = "master.yaml"
+MASTER_YAML = constants.MASTER_YAML
 DB_ROOT_CERT = "db-root-cert.pem"
 
 
@@ -48,7 +49,7 @@ class MasterSecrets:
 
 
 def master_config(
-    cfg: StackConfig,
+    cfg: DeterminedArgs,
     db: DatabaseEndpoint,
     secrets: MasterSecrets,
     bucket: str | None = None,
@@ -134,7 +135,7 @@ def master_config(
         config["task_container_defaults"] = task_container_defaults
     config["telemetry"] = {"enabled": cfg.master.telemetry}
     config["observability"] = {"enable_prometheus": cfg.master.observability.enable_prometheus}
-    config["cluster_name"] = cfg.cluster.name
+    config["cluster_name"] = cfg.cluster_name
     config["tensorboard_timeout"] = cfg.master.tensorboard_timeout
     if cfg.master.notebook_timeout:
         config["notebook_timeout"] = cfg.master.notebook_timeout
@@ -154,7 +155,7 @@ def master_config(
     return config_overrides.apply(config, overrides)
 
 
-def _webhooks(cfg: StackConfig, secrets: MasterSecrets) -> dict[str, Any]:
+def _webhooks(cfg: DeterminedArgs, secrets: MasterSecrets) -> dict[str, Any]:
     """Links in webhook payloads point at the master's public address; the signing key is
     kept in state (generated once when not configured) so receivers keep verifying."""
     section: dict[str, Any] = {}
@@ -167,7 +168,7 @@ def _webhooks(cfg: StackConfig, secrets: MasterSecrets) -> dict[str, Any]:
     return section
 
 
-def _logging(cfg: StackConfig, secrets: MasterSecrets) -> dict[str, Any] | None:
+def _logging(cfg: DeterminedArgs, secrets: MasterSecrets) -> dict[str, Any] | None:
     logging = cfg.master.logging
     if not isinstance(logging, ElasticLogging):
         return None
@@ -182,7 +183,7 @@ def _logging(cfg: StackConfig, secrets: MasterSecrets) -> dict[str, Any] | None:
     return section
 
 
-def _task_master_address(cfg: StackConfig) -> dict[str, Any]:
+def _task_master_address(cfg: DeterminedArgs) -> dict[str, Any]:
     """Where tasks reach a master that ends TLS itself, in the keys the version reads: its
     Service over HTTPS (tasks check the certificate against its first name, the public host).
     Older masters find the Service by master_service_name and follow TLS on their own."""

@@ -45,10 +45,12 @@ import pulumi
 
 from components import constants, kube
 from components.addons import envoy_gateway
-from components.config import ExternalDatabase, InClusterDatabase, StackConfig
+from components.config import ExternalDatabase, InClusterDatabase
 from components.config.checkpoint_storage import AzureStorage, GcsStorage, S3Storage
 from components.config.tls import CertManagerCertificate, ExposedTls
-from components.determined import database, exposure, master, workspaces
+from components.determined import database, master, workspaces
+from components.determined.args import DeterminedArgs
+from components.determined.tls import GATEWAY
 
 API = "networking.k8s.io/v1"
 COMPONENT = "network-policy"
@@ -170,20 +172,20 @@ def dns_rule() -> dict[str, Any]:
 # --- what the configuration says ----------------------------------------------------------------
 
 
-def migration_namespace(cfg: StackConfig) -> str | None:
+def migration_namespace(cfg: DeterminedArgs) -> str | None:
     """Where the Job that moves a Helm chart install's data into the database runs (the
     chart's namespace, `database.fromHelmChart.namespace`); None without one."""
     source = cfg.database.from_helm_chart
     return None if source is None else source.namespace
 
 
-def tasks_use_host_network(cfg: StackConfig) -> bool:
+def tasks_use_host_network(cfg: DeterminedArgs) -> bool:
     """Whether task pods run on their node's network (networkMode host; pod specs cannot ask
     for it): they then reach the master from node addresses, which no selector names."""
     return cfg.task_container_defaults.network_mode == "host"
 
 
-def gateway_proxies(cfg: StackConfig) -> list[dict[str, Any]] | None:
+def gateway_proxies(cfg: DeterminedArgs) -> list[dict[str, Any]] | None:
     """Peers for the pods that proxy the Gateway's traffic: the Envoy pods Envoy Gateway runs
     for it (in its controller's namespace); None when they are not known (a class the cluster
     brings: its proxies may be pods of any namespace or the cloud's own load balancers, as
@@ -193,11 +195,11 @@ def gateway_proxies(cfg: StackConfig) -> list[dict[str, Any]] | None:
         return []
     if tls.gateway_class_name is not None:
         return None
-    labels = {ENVOY_GATEWAY_NAME_LABEL: exposure.GATEWAY, ENVOY_GATEWAY_NAMESPACE_LABEL: cfg.namespace}
+    labels = {ENVOY_GATEWAY_NAME_LABEL: GATEWAY, ENVOY_GATEWAY_NAMESPACE_LABEL: cfg.namespace}
     return [pods(labels, envoy_gateway.NAMESPACE)]
 
 
-def master_clients(cfg: StackConfig) -> list[dict[str, Any]] | None:
+def master_clients(cfg: DeterminedArgs) -> list[dict[str, Any]] | None:
     """Peers allowed to the master's port; None: anyone (a LoadBalancer or NodePort Service,
     whose clients the load balancer's source ranges fence; a Gateway whose proxies are not
     known; tasks on the host network)."""
@@ -215,7 +217,7 @@ def master_clients(cfg: StackConfig) -> list[dict[str, Any]] | None:
     return peers
 
 
-def object_storage_ports(cfg: StackConfig) -> list[int]:
+def object_storage_ports(cfg: DeterminedArgs) -> list[int]:
     """Ports the backup Jobs (rclone) reach checkpoint storage on: HTTPS, an S3 endpoint's or
     Azure account URL's own port, and the master's proxy's (which they go through too). None
     when dumps go to a claim."""
@@ -237,7 +239,7 @@ def _port(url: str) -> int:
     return explicit or (443 if parts.scheme == "https" else 80)
 
 
-def _http01(cfg: StackConfig) -> bool:
+def _http01(cfg: DeterminedArgs) -> bool:
     """Whether cert-manager solves HTTP-01 challenges through the Gateway (solver pods run in
     the Determined namespace)."""
     tls = cfg.tls
@@ -251,12 +253,12 @@ def _http01(cfg: StackConfig) -> bool:
 # --- the policies ---------------------------------------------------------------------------
 
 
-def default_deny(cfg: StackConfig) -> dict[str, Any]:
+def default_deny(cfg: DeterminedArgs) -> dict[str, Any]:
     """Every pod of the Determined namespace: nothing in, nothing out, unless allowed below."""
     return policy(DEFAULT_DENY, cfg.namespace, {}, ingress=[], egress=[])
 
 
-def master_policy(cfg: StackConfig) -> dict[str, Any]:
+def master_policy(cfg: DeterminedArgs) -> dict[str, Any]:
     """The master: its port from its clients; everything out (the Kubernetes API, at an
     address only the cluster knows; object storage; webhooks; logging; OIDC)."""
     clients = master_clients(cfg)
@@ -266,7 +268,7 @@ def master_policy(cfg: StackConfig) -> dict[str, Any]:
     return policy(MASTER_POLICY, cfg.namespace, kube.selector(master.COMPONENT), [rule], ANYWHERE)
 
 
-def database_policy(cfg: StackConfig) -> dict[str, Any]:
+def database_policy(cfg: DeterminedArgs) -> dict[str, Any]:
     """The in-cluster database: its port from the master, the backup and restore Jobs and the
     Helm chart migration Job; nothing out (the default)."""
     clients = [
@@ -281,7 +283,7 @@ def database_policy(cfg: StackConfig) -> dict[str, Any]:
     return policy(DATABASE_POLICY, cfg.namespace, kube.selector(database.COMPONENT), ingress=[rule])
 
 
-def database_rule(cfg: StackConfig) -> dict[str, Any]:
+def database_rule(cfg: DeterminedArgs) -> dict[str, Any]:
     """Egress to the database: the in-cluster one's pods, or a server's port wherever it is
     (an external host or a managed server's private address, which no selector names)."""
     db = cfg.database
@@ -290,7 +292,7 @@ def database_rule(cfg: StackConfig) -> dict[str, Any]:
     return {"ports": [tcp(db.port if isinstance(db, ExternalDatabase) else constants.DB_PORT)]}
 
 
-def database_clients_policy(cfg: StackConfig) -> dict[str, Any]:
+def database_clients_policy(cfg: DeterminedArgs) -> dict[str, Any]:
     """Backup and restore Jobs: DNS, the database, object storage with the credential
     endpoints of the pod's cloud identity; nothing in."""
     egress = [dns_rule(), database_rule(cfg)]
@@ -303,14 +305,14 @@ def database_clients_policy(cfg: StackConfig) -> dict[str, Any]:
     return policy(DATABASE_CLIENTS_POLICY, cfg.namespace, components_selector(*DB_JOBS), egress=egress)
 
 
-def bind_workspaces_policy(cfg: StackConfig) -> dict[str, Any]:
+def bind_workspaces_policy(cfg: DeterminedArgs) -> dict[str, Any]:
     """The workspace-binding Job: DNS and the master's port (through its Service)."""
     to_master = {"to": [component_pods(master.COMPONENT)], "ports": [tcp(constants.MASTER_CONTAINER_PORT)]}
     selector = kube.selector(workspaces.COMPONENT)
     return policy(BIND_WORKSPACES_POLICY, cfg.namespace, selector, egress=[dns_rule(), to_master])
 
 
-def task_policy(cfg: StackConfig, namespace: str) -> dict[str, Any]:
+def task_policy(cfg: DeterminedArgs, namespace: str) -> dict[str, Any]:
     """Task pods of `namespace`: any port from each other (distributed training) and from the
     master (its proxy to notebooks, TensorBoards, shells), nothing else in. In a task
     namespace of its own every pod is a task pod and egress is left open; in the master's
@@ -322,7 +324,7 @@ def task_policy(cfg: StackConfig, namespace: str) -> dict[str, Any]:
     return policy(TASKS_POLICY, namespace, selector, ingress=ingress, egress=ANYWHERE if own else None)
 
 
-def acme_solver_policy(cfg: StackConfig) -> dict[str, Any]:
+def acme_solver_policy(cfg: DeterminedArgs) -> dict[str, Any]:
     """cert-manager's HTTP-01 solver pods: their port from the Gateway's proxies."""
     proxies = gateway_proxies(cfg)
     rule: dict[str, Any] = {"ports": [tcp(ACME_SOLVER_PORT)]}
@@ -333,7 +335,7 @@ def acme_solver_policy(cfg: StackConfig) -> dict[str, Any]:
     )
 
 
-def objects(cfg: StackConfig) -> list[dict[str, Any]]:
+def objects(cfg: DeterminedArgs) -> list[dict[str, Any]]:
     """Every NetworkPolicy of the stack; none with `networkPolicies: false`."""
     if not cfg.network_policies:
         return []
@@ -359,7 +361,7 @@ class NetworkPolicies(pulumi.ComponentResource):
     def __init__(
         self,
         name: str,
-        cfg: StackConfig,
+        cfg: DeterminedArgs,
         namespaces: dict[str, pulumi.Resource],
         opts: pulumi.ResourceOptions | None = None,
     ):

@@ -11,26 +11,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.config import StackConfig
-from components.config.cluster import GkeCluster
+from components.determined.args import DeterminedArgs
 
 ALWAYS_DIRECT = [".svc", ".cluster.local", "localhost", "127.0.0.1"]
 # EKS picks its service network from these two when none is given (the VPC's range decides).
 EKS_SERVICE_CIDRS = ["10.100.0.0/16", "172.20.0.0/16"]
 
 
-def no_proxy(cfg: StackConfig) -> str:
+def no_proxy(cfg: DeterminedArgs) -> str:
     direct = list(ALWAYS_DIRECT)
-    if isinstance(cfg.cluster, GkeCluster) and not cfg.cluster.network.existing:
-        direct.append(cfg.cluster.network.services_cidr)
-    elif cfg.cloud == "eks":
-        direct += EKS_SERVICE_CIDRS
+    direct += cfg.service_cidrs
     assert cfg.master.proxy is not None
     direct += [part.strip() for part in cfg.master.proxy.no_proxy.split(",") if part.strip()]
     return ",".join(dict.fromkeys(direct))
 
 
-def env(cfg: StackConfig) -> list[dict[str, Any]]:
+def env(cfg: DeterminedArgs) -> list[dict[str, Any]]:
     """Container env for the proxy settings; none without a proxy."""
     proxy = cfg.master.proxy
     if proxy is None:

@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from components import constants, kube
-from components.config import StackConfig
+from components.determined.args import DeterminedArgs
 
 COMPONENT = "registry"
 
@@ -36,6 +36,6 @@ def pull_secret(namespace: str, config_json: Any) -> dict[str, Any]:
     )
 
 
-def pod_field(cfg: StackConfig) -> dict[str, Any]:
+def pod_field(cfg: DeterminedArgs) -> dict[str, Any]:
     """`imagePullSecrets` of a pod spec, or nothing."""
     return {"imagePullSecrets": [{"name": name} for name in cfg.pull_secrets]} if cfg.pull_secrets else {}

@@ -13,8 +13,9 @@ import pulumi
 
 from components import constants, kube, versions
 from components.addons import kueue
-from components.config import NodePool, ResourcePoolConfig, SharedFsStorage, StackConfig, gke_gpu_sharing
+from components.config import NodePool, ResourcePoolConfig, SharedFsStorage, gke_gpu_sharing
 from components.determined import ca_bundle, checkpoint_volumes, proxy, registry
+from components.determined.args import DeterminedArgs
 from components.kube import pod_security, strategic_merge
 
 # Zero-GPU task pods (TensorBoards, CPU notebooks) on GPU nodes would otherwise see every
@@ -65,7 +66,7 @@ def service_account(name: str | None) -> dict[str, Any]:
     return {"spec": {"serviceAccountName": name}} if name else {}
 
 
-def project_layer(cfg: StackConfig) -> dict[str, Any]:
+def project_layer(cfg: DeterminedArgs) -> dict[str, Any]:
     """What every task pod gets from the project, under the defaults and the pool's own
     podSpec: image pull Secrets, extra CAs, the checkpoint volume, the proxy."""
     layers: list[dict[str, Any]] = []
@@ -81,7 +82,7 @@ def project_layer(cfg: StackConfig) -> dict[str, Any]:
 
 
 def pool_pod_specs(
-    cfg: StackConfig,
+    cfg: DeterminedArgs,
     rp: ResourcePoolConfig,
     task_service_account: str | None = None,
     project: dict[str, Any] | None = None,
@@ -107,7 +108,7 @@ def pool_pod_specs(
     return specs
 
 
-def pool_namespaces(cfg: StackConfig, rp: ResourcePoolConfig) -> list[str]:
+def pool_namespaces(cfg: DeterminedArgs, rp: ResourcePoolConfig) -> list[str]:
     """Every namespace the master may put a pool's tasks in (with the pool's pod spec). A
     queued pool needs its LocalQueue in each, or Kueue never admits the Job and the task waits
     forever (the master reacts to Job conditions only). By version (Determined's source):
@@ -137,7 +138,7 @@ def pool_namespaces(cfg: StackConfig, rp: ResourcePoolConfig) -> list[str]:
     return list(cfg.task_namespaces)
 
 
-def queue_objects(cfg: StackConfig) -> list[dict[str, Any]]:
+def queue_objects(cfg: DeterminedArgs) -> list[dict[str, Any]]:
     """scheduler kueue: a ResourceFlavor per node pool of a queued pool, and per queued pool
     a ClusterQueue (its quota on that flavor, for the namespaces its Jobs land in) and a
     LocalQueue in each of those namespaces."""
@@ -152,7 +153,7 @@ def queue_objects(cfg: StackConfig) -> list[dict[str, Any]]:
     return objects
 
 
-def pool_max_slots(cfg: StackConfig, rp: ResourcePoolConfig) -> int | None:
+def pool_max_slots(cfg: DeterminedArgs, rp: ResourcePoolConfig) -> int | None:
     """A pool's own max_slots_per_pod where the master supports it: the configured value,
     else the GPUs a task pod may take on its node pool's nodes (each `nvidia.com/gpu` a slot:
     MIG partitions and shared GPUs as GKE exposes them). None: the global value applies."""
@@ -167,7 +168,7 @@ def pool_max_slots(cfg: StackConfig, rp: ResourcePoolConfig) -> int | None:
 
 
 def master_resource_pools(
-    cfg: StackConfig, task_service_account: str | None = None, project: dict[str, Any] | None = None
+    cfg: DeterminedArgs, task_service_account: str | None = None, project: dict[str, Any] | None = None
 ) -> list[dict[str, Any]]:
     """The `resource_pools` section of master.yaml; `project`: project_layer(cfg), when the
     caller already built it."""
@@ -197,7 +198,7 @@ def master_resource_pools(
 
 
 def checkpoint_gc_pod_spec(
-    cfg: StackConfig, task_service_account: str | None, project: dict[str, Any] | None = None
+    cfg: DeterminedArgs, task_service_account: str | None, project: dict[str, Any] | None = None
 ) -> dict[str, Any] | None:
     """The checkpoint GC pod (0.34+): it reads and deletes checkpoints, so it runs as the task
     service account and gets what every task pod gets (pull Secrets, CAs, proxy, volumes)."""
@@ -211,7 +212,7 @@ def checkpoint_gc_pod_spec(
     return task_pod(account, project, own)
 
 
-def task_settings(cfg: StackConfig) -> dict[str, Any]:
+def task_settings(cfg: DeterminedArgs) -> dict[str, Any]:
     """The task_container_defaults keys besides pod specs, in the keys the version knows.
     Written at the top and into every pool's task_container_defaults alike: a pool's
     section replaces the top one before 0.35 and, after, brings its own defaults for
@@ -244,7 +245,7 @@ def _log_policy(policy: Any, version: tuple[int, int, int]) -> dict[str, Any]:
     return entry
 
 
-def task_privileges(cfg: StackConfig) -> list[str]:
+def task_privileges(cfg: DeterminedArgs) -> list[str]:
     """Why task pods need the `privileged` Pod Security level rather than `baseline` (the
     least they need: Determined's task images run as root). Empty: baseline admits them.
 
@@ -274,12 +275,12 @@ def task_privileges(cfg: StackConfig) -> list[str]:
     return why
 
 
-def task_pod_security(cfg: StackConfig) -> str:
+def task_pod_security(cfg: DeterminedArgs) -> str:
     """The Pod Security level namespaces that run task pods enforce."""
     return "privileged" if task_privileges(cfg) else "baseline"
 
 
-def master_namespace_pod_security(cfg: StackConfig) -> str:
+def master_namespace_pod_security(cfg: DeterminedArgs) -> str:
     """The level the master's namespace enforces: `restricted` (what its own pods meet) when
     no task runs there (0.35+: tasks default to their own namespace), else the laxest of that
     and what tasks need."""
@@ -288,7 +289,7 @@ def master_namespace_pod_security(cfg: StackConfig) -> str:
     return pod_security.laxest("restricted", task_pod_security(cfg))
 
 
-def namespaces(cfg: StackConfig) -> list[dict[str, Any]]:
+def namespaces(cfg: DeterminedArgs) -> list[dict[str, Any]]:
     """One Namespace per task namespace but the master's (which the stack makes apart): the
     default task namespace (0.35+) and each distinct pool namespace, enforcing the Pod
     Security level task pods need (and auditing what would fail `restricted`)."""
@@ -354,7 +355,7 @@ def limit_ranges(quotas: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A LimitRange in each namespace whose ResourceQuotas (`quotas`) constrain cpu or memory:
     default requests for what they constrain (and default limits where they constrain limits:
     the init container's size, so a task container in such a namespace declares its own limits,
-    as StackConfig checks), so that Determined's containers are admitted."""
+    as the stack configuration checks), so that Determined's containers are admitted."""
     wanted: dict[str, dict[str, set[str]]] = {}
     for obj in quotas:
         fields = wanted.setdefault(obj["metadata"]["namespace"], {})
@@ -378,7 +379,7 @@ def limit_ranges(quotas: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return found
 
 
-def task_service_accounts(cfg: StackConfig, annotations: dict[str, Any]) -> list[dict[str, Any]]:
+def task_service_accounts(cfg: DeterminedArgs, annotations: dict[str, Any]) -> list[dict[str, Any]]:
     """The service account task pods run as, in every namespace tasks run in, annotated
     for workload identity."""
     accounts = []
@@ -389,7 +390,7 @@ def task_service_accounts(cfg: StackConfig, annotations: dict[str, Any]) -> list
     return accounts
 
 
-def namespace_objects(cfg: StackConfig, docker_config: Any = None) -> list[dict[str, Any]]:
+def namespace_objects(cfg: DeterminedArgs, docker_config: Any = None) -> list[dict[str, Any]]:
     """What pods find in every namespace they run in (the master's included): the registry
     Secret made from registryCredentials (`docker_config`: its secret document) and the CA
     bundle's ConfigMap."""
@@ -403,7 +404,7 @@ def namespace_objects(cfg: StackConfig, docker_config: Any = None) -> list[dict[
     return objects
 
 
-def _docker_config(cfg: StackConfig) -> pulumi.Output[str] | None:
+def _docker_config(cfg: DeterminedArgs) -> pulumi.Output[str] | None:
     login = cfg.registry_credentials
     if login is None:
         return None
@@ -420,7 +421,7 @@ class ResourcePools(pulumi.ComponentResource):
     def __init__(
         self,
         name: str,
-        cfg: StackConfig,
+        cfg: DeterminedArgs,
         storage_identity: dict[str, Any],
         master_namespace: pulumi.Resource,
         queues_after: list[pulumi.Resource] | None = None,

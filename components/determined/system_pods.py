@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.config import StackConfig
 from components.determined import registry
+from components.determined.args import DeterminedArgs
 
 
-def pod_fields(cfg: StackConfig) -> dict[str, Any]:
+def pod_fields(cfg: DeterminedArgs) -> dict[str, Any]:
     """Pod spec fields that keep a system pod on the master's node pool (an untainted
-    on-demand CPU pool: see StackConfig.master_node_pool) and let it pull from private
+    on-demand CPU pool: see DeploymentViews.master_node_pool) and let it pull from private
     registries."""
     spec: dict[str, Any] = {}
     pool = cfg.master_node_pool

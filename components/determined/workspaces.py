@@ -32,11 +32,11 @@ from pathlib import Path
 from typing import Any
 
 from components import constants, kube, versions
-from components.config import StackConfig
 from components.config.tls import MasterTls
 from components.determined import master, system_pods
+from components.determined.args import DeterminedArgs
 
-COMPONENT = "bind-workspaces"
+COMPONENT = constants.WORKSPACES_COMPONENT
 
 PYTHON_IMAGE = versions.PYTHON_IMAGE
 
@@ -44,7 +44,7 @@ SCRIPT_FILE = Path(__file__).resolve().parent / "data" / "bind_workspaces.py"
 SCRIPT_NAME = "bind_workspaces.py"
 SCRIPT_CONFIG_MAP = "determined-bind-workspaces"
 SCRIPT_DIR = "/opt/bind-workspaces"
-PASSWORD_SECRET = "determined-bind-workspaces"
+PASSWORD_SECRET = constants.WORKSPACES_PASSWORD_SECRET
 PASSWORD_KEY = "password"
 # The password reaches the script as a file (a Secret volume), never through the environment.
 PASSWORD_DIR = "/etc/bind-workspaces"
@@ -65,12 +65,12 @@ RESOURCES = {
 }
 
 
-def needed(cfg: StackConfig) -> bool:
+def needed(cfg: DeterminedArgs) -> bool:
     """Whether the master binds namespaces to workspaces (0.35+), so the Job must run."""
     return cfg.master.version_tuple >= versions.WORKSPACE_NAMESPACES_SINCE
 
 
-def mapping(cfg: StackConfig) -> list[dict[str, str]]:
+def mapping(cfg: DeterminedArgs) -> list[dict[str, str]]:
     """One entry per resource pool, in the order the pools are configured (the script makes
     the first compute and the first aux pool of a workspace its defaults)."""
     return [
@@ -97,32 +97,32 @@ def script_text() -> str:
     return SCRIPT_FILE.read_text(encoding="utf-8")
 
 
-def script_config_map(cfg: StackConfig) -> dict[str, Any]:
+def script_config_map(cfg: DeterminedArgs) -> dict[str, Any]:
     """The script, in a ConfigMap in the master's namespace."""
     meta = kube.metadata(SCRIPT_CONFIG_MAP, COMPONENT, cfg.namespace)
     return kube.manifest("v1", "ConfigMap", meta, data={SCRIPT_NAME: script_text()})
 
 
-def password_secret(cfg: StackConfig, password: Any) -> dict[str, Any]:
+def password_secret(cfg: DeterminedArgs, password: Any) -> dict[str, Any]:
     """The admin password the script logs in with (`password` may be a Pulumi Output)."""
     meta = kube.metadata(PASSWORD_SECRET, COMPONENT, cfg.namespace)
     return kube.manifest("v1", "Secret", meta, type="Opaque", stringData={PASSWORD_KEY: password})
 
 
-def namespaces(cfg: StackConfig) -> dict[str, Any]:
+def namespaces(cfg: DeterminedArgs) -> dict[str, Any]:
     """The namespaces the script reconciles bindings against: the master's default one and
     every namespace the stack gives the master a Role in."""
     return {"default": cfg.default_task_namespace, "tasks": list(cfg.task_namespaces)}
 
 
-def job_name(hash_: str, cfg: StackConfig) -> str:
+def job_name(hash_: str, cfg: DeterminedArgs) -> str:
     """Named by the mapping's hash and that of the script with its namespaces: any of them
     changed, a new Job runs."""
     run = script_text() + canonical_json(namespaces(cfg))
     return f"{JOB_PREFIX}-{hash_}-{hashlib.sha256(run.encode()).hexdigest()[:6]}"
 
 
-def awaited(cfg: StackConfig, previous: Mapping[str, Any] | None) -> bool:
+def awaited(cfg: DeterminedArgs, previous: Mapping[str, Any] | None) -> bool:
     """Whether `up` waits for the Job to finish (`previous`: the stack's outputs from its
     last update, {} when never deployed, None when unknown). It must on every update that
     may remove a namespace: Pulumi deletes removed resources once the update's creations
@@ -134,7 +134,7 @@ def awaited(cfg: StackConfig, previous: Mapping[str, Any] | None) -> bool:
 
 
 def job(
-    cfg: StackConfig,
+    cfg: DeterminedArgs,
     password_secret_name: str,
     password_secret_key: str,
     mapping_hash: str,

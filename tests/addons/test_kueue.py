@@ -624,9 +624,7 @@ def test_the_default_pods_ready_timeout_holds_a_node_scale_up_and_an_image_pull(
 
 
 def kueue_docs():
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("## Gang admission with Kueue") :]
-    section = section[: section.index("\n## ", 1)]
+    section = (ROOT / "docs/concepts/kueue.md").read_text()
     return section, kueue.__doc__, KueueConfig.__doc__
 
 

@@ -16,18 +16,18 @@ import json
 
 import pytest
 import yaml
-from conftest import BASE, EKS, ROOT, make_config, raw_config
+from component_args import make_args
+from conftest import BASE, EKS, ROOT, raw_config
 from planning import files, planned
 
 from components import constants, versions
-from components.config import ConfigError, load_config
+from components.config import ConfigError, load_config, master_yaml_schema
 from components.config.resource_pools import LogPolicy
 from components.config.syntax import quantity_value
 from components.determined import (
     ca_bundle,
     database,
     master,
-    master_yaml_schema,
     registry,
     resource_pools,
     workspaces,
@@ -37,6 +37,7 @@ from components.determined.master_yaml import MasterSecrets
 from components.kube import validation
 from plan import runner
 from plan.redaction import unwrap
+from stack_args import determined_args
 
 SECRETS = MasterSecrets(
     db_password="Db-Pass-1", initial_user_password="Init-Pass-1", webhook_signing_key="Sign-Key-1"
@@ -128,7 +129,7 @@ def everything(version: str = "0.38.1", master_extra=None, **overrides):
         taskContainerDefaults=tcd,
     )
     raw.update(overrides)
-    return load_config(raw)
+    return determined_args(load_config(raw))
 
 
 def task_pod_specs(config):
@@ -207,7 +208,7 @@ def test_master_settings_are_written_as_the_master_reads_them():
 
 
 def test_defaults_idle_timeouts_webhook_key_and_no_logging_section():
-    config = build(make_config())
+    config = build(make_args())
     assert config["log"]["level"] == "info"
     assert config["notebook_timeout"] == 3600
     assert config["tensorboard_timeout"] == 300
@@ -219,18 +220,18 @@ def test_defaults_idle_timeouts_webhook_key_and_no_logging_section():
 
 
 def test_a_notebook_timeout_of_zero_means_never_and_leaves_the_key_out():
-    config = build(make_config(master={"notebookTimeout": 0}))
+    config = build(make_args(master={"notebookTimeout": 0}))
     assert "notebook_timeout" not in config
     assert master_yaml_schema.check(config, "0.38.1") == []
 
 
 @pytest.mark.parametrize("tls", [TLS_INGRESS, TLS_MASTER], ids=["ingress", "master"])
 def test_webhook_links_default_to_the_public_host(tls):
-    assert build(make_config(tls=tls))["webhooks"] == {
+    assert build(make_args(tls=tls))["webhooks"] == {
         "base_url": "https://det.example.com",
         "signing_key": "Sign-Key-1",
     }
-    given = build(make_config(tls=tls, master={"webhooks": {"baseUrl": "https://other.example.com"}}))
+    given = build(make_args(tls=tls, master={"webhooks": {"baseUrl": "https://other.example.com"}}))
     assert given["webhooks"]["base_url"] == "https://other.example.com"
 
 
@@ -274,7 +275,7 @@ def test_task_defaults_are_written_at_the_top_and_in_every_pool_alike():
 def test_pool_sections_carry_the_masters_defaults_even_when_nothing_is_configured():
     # A pool's task_container_defaults brings its own shm size and network mode over the top
     # one's: the configured (or default) values must be in each pool too.
-    config = build(make_config(taskContainerDefaults={"shmSizeBytes": 1024}))
+    config = build(make_args(taskContainerDefaults={"shmSizeBytes": 1024}))
     for pool in config["resource_pools"]:
         assert pool["task_container_defaults"]["shm_size_bytes"] == 1024
         assert pool["task_container_defaults"]["network_mode"] == "bridge"
@@ -306,7 +307,7 @@ def test_version_dependent_keys_are_written_only_where_the_master_has_them(
 
 def test_keys_a_version_lacks_are_left_out_even_when_the_config_holds_them():
     # The config refuses them (tests/config); master.yaml never carries them either.
-    cfg = make_config(master={"version": "0.30.1"})
+    cfg = make_args(master={"version": "0.30.1"})
     tcd = cfg.task_container_defaults.model_copy(
         update={
             "startup_hook": "echo hi",
@@ -329,7 +330,7 @@ def test_log_policies_are_not_written_before_0_26_4():
 
 def test_an_empty_log_policy_list_is_written_to_clear_the_masters_defaults():
     # 0.38 masters bring default policies; an empty list is the way to turn them off.
-    config = build(make_config(taskContainerDefaults={"logPolicies": []}))
+    config = build(make_args(taskContainerDefaults={"logPolicies": []}))
     assert config["task_container_defaults"]["log_policies"] == []
     assert all(p["task_container_defaults"]["log_policies"] == [] for p in config["resource_pools"])
 
@@ -361,7 +362,7 @@ def test_the_master_pod_uses_the_image_pool_resources_annotations_and_env():
 
 
 def test_the_users_env_comes_first_and_is_never_repeated():
-    cfg = make_config(master={"env": {"HTTP_PROXY": "http://mine:1"}, "proxy": PROXY})
+    cfg = make_args(master={"env": {"HTTP_PROXY": "http://mine:1"}, "proxy": PROXY})
     (container,) = master.deployment(cfg, "c")["spec"]["template"]["spec"]["containers"]
     names = [e["name"] for e in container["env"]]
     assert len(names) == len(set(names))
@@ -369,13 +370,13 @@ def test_the_users_env_comes_first_and_is_never_repeated():
 
 
 def test_a_pod_annotation_never_replaces_the_config_checksum_that_rolls_the_master():
-    cfg = make_config(master={"podAnnotations": {"checksum/config": "mine", "team": "ml"}})
+    cfg = make_args(master={"podAnnotations": {"checksum/config": "mine", "team": "ml"}})
     annotations = master.deployment(cfg, "computed")["spec"]["template"]["metadata"]["annotations"]
     assert annotations == {"checksum/config": "computed", "team": "ml"}
 
 
 def test_the_master_image_defaults_to_the_registry_and_version():
-    cfg = make_config(master={"version": "0.37.0", "imageRegistry": "mirror.example.com/det"})
+    cfg = make_args(master={"version": "0.37.0", "imageRegistry": "mirror.example.com/det"})
     (container,) = master.deployment(cfg, "c")["spec"]["template"]["spec"]["containers"]
     assert container["image"] == "mirror.example.com/det/determined-master:0.37.0"
 
@@ -421,7 +422,7 @@ def test_the_database_pod_uses_the_image_resources_parameters_and_pool():
 def test_a_container_never_requests_more_than_its_limit(section, resources):
     """Refused in the config, or rendered so that Kubernetes accepts it."""
     try:
-        cfg = make_config(**{section: {"resources": resources}})
+        cfg = make_args(**{section: {"resources": resources}})
     except ConfigError as error:
         assert all(p.path.startswith(f"{section}.resources") for p in error.problems)
         return
@@ -433,7 +434,7 @@ def test_a_container_never_requests_more_than_its_limit(section, resources):
 
 
 def test_the_database_defaults_stay_without_the_new_keys():
-    (container,) = database.statefulset(make_config())["spec"]["template"]["spec"]["containers"]
+    (container,) = database.statefulset(make_args())["spec"]["template"]["spec"]["containers"]
     assert container["image"] == versions.POSTGRES_IMAGE
     assert container["resources"] == constants.DB_RESOURCES
 
@@ -448,7 +449,7 @@ def test_the_workspace_job_runs_on_the_master_pool_with_the_pull_secrets():
 
 
 def test_system_pods_skip_a_spot_pool_for_the_first_on_demand_one():
-    cfg = load_config(GKE)
+    cfg = determined_args(load_config(GKE))
     for obj, pod in system_pods(cfg):
         assert pod["nodeSelector"] == {constants.NODE_POOL_LABEL: "system"}, obj["kind"]
         assert "imagePullSecrets" not in pod, obj["kind"]
@@ -456,7 +457,7 @@ def test_system_pods_skip_a_spot_pool_for_the_first_on_demand_one():
 
 def test_system_pods_follow_a_named_master_pool():
     other = {"name": "other", "nodeSelector": {"pool": "other"}}
-    cfg = make_config(nodePools=[*BASE["nodePools"], other], master={"nodePool": "other"})
+    cfg = make_args(nodePools=[*BASE["nodePools"], other], master={"nodePool": "other"})
     for obj, pod in system_pods(cfg):
         assert pod["nodeSelector"] == {"pool": "other"}, obj["kind"]
 
@@ -465,7 +466,7 @@ def test_system_pods_follow_a_named_master_pool():
 
 
 def test_the_master_service_is_cluster_ip_by_default_with_the_annotations_given():
-    svc = master.service(make_config(master={"service": {"annotations": {"team": "ml"}}}))
+    svc = master.service(make_args(master={"service": {"annotations": {"team": "ml"}}}))
     assert svc["spec"]["type"] == "ClusterIP"
     assert svc["metadata"]["annotations"] == {"team": "ml"}
     assert "loadBalancerSourceRanges" not in svc["spec"]
@@ -473,7 +474,7 @@ def test_the_master_service_is_cluster_ip_by_default_with_the_annotations_given(
 
 
 def test_a_load_balancer_for_a_master_ending_tls_keeps_the_source_ranges():
-    cfg = make_config(tls=TLS_MASTER, master={"service": {"type": "LoadBalancer", "annotations": {"a": "b"}}})
+    cfg = make_args(tls=TLS_MASTER, master={"service": {"type": "LoadBalancer", "annotations": {"a": "b"}}})
     svc = master.service(cfg)
     assert svc["spec"]["type"] == "LoadBalancer"
     assert svc["spec"]["loadBalancerSourceRanges"] == ["203.0.113.0/24", "10.0.0.0/8"]
@@ -501,20 +502,20 @@ def test_a_load_balancer_for_a_master_ending_tls_keeps_the_source_ranges():
 )
 def test_an_internal_exposure_makes_the_masters_load_balancer_internal(raw, annotation):
     raw = {**raw, "master": {"service": {"type": "LoadBalancer", "annotations": {"mine": "x"}}}}
-    svc = master.service(load_config(raw))
+    svc = master.service(determined_args(load_config(raw)))
     assert svc["metadata"]["annotations"] == {**annotation, "mine": "x"}
 
 
 def test_a_node_port_for_a_master_ending_tls():
     tls = {k: v for k, v in TLS_MASTER.items() if k != "sourceRanges"}
-    svc = master.service(make_config(tls=tls, master={"service": {"type": "NodePort"}}))
+    svc = master.service(make_args(tls=tls, master={"service": {"type": "NodePort"}}))
     assert svc["spec"]["type"] == "NodePort"
     assert list(validation.problems(svc)) == []
 
 
 def test_a_node_port_cannot_keep_to_the_source_ranges():
     with pytest.raises(ConfigError) as error:
-        make_config(tls=TLS_MASTER, master={"service": {"type": "NodePort"}})
+        make_args(tls=TLS_MASTER, master={"service": {"type": "NodePort"}})
     assert [p.path for p in error.value.problems] == ["master.service.type"]
 
 
@@ -539,8 +540,8 @@ def test_the_registry_secret_and_ca_config_map_are_made_in_every_namespace_pods_
 
 
 def test_nothing_is_made_without_credentials_or_pem():
-    assert resource_pools.namespace_objects(make_config(imagePullSecrets=["regcred"])) == []
-    assert resource_pools.namespace_objects(make_config(master={"caBundleSecret": "extra-cas"})) == []
+    assert resource_pools.namespace_objects(make_args(imagePullSecrets=["regcred"])) == []
+    assert resource_pools.namespace_objects(make_args(master={"caBundleSecret": "extra-cas"})) == []
 
 
 def test_namespaces_before_0_35_are_the_pools_own():
@@ -571,7 +572,7 @@ def test_the_docker_config_is_what_kubelet_reads():
     ids=["named", "credentials", "both"],
 )
 def test_every_pod_names_the_pull_secrets_and_the_projects_own_exists_wherever_one_runs(version, pull):
-    cfg = load_config(raw_config(master={"version": version}, **pull))
+    cfg = determined_args(load_config(raw_config(master={"version": version}, **pull)))
     expected = [{"name": name} for name in cfg.pull_secrets]
     assert expected
     pods = [(obj["kind"], pod) for obj, pod in system_pods(cfg)]
@@ -593,7 +594,7 @@ def test_every_pod_names_the_pull_secrets_and_the_projects_own_exists_wherever_o
 
 @pytest.mark.parametrize("ca", [{"caBundle": PEM}, {"caBundleSecret": "extra-cas"}], ids=["pem", "secret"])
 def test_the_ca_volume_names_agree_between_init_container_volumes_and_mounts(ca):
-    cfg = make_config(master=ca)
+    cfg = make_args(master=ca)
     source = (
         {"configMap": {"name": constants.CA_BUNDLE_CONFIG_MAP}}
         if "caBundle" in ca
@@ -634,7 +635,7 @@ def test_the_ca_volume_names_agree_between_init_container_volumes_and_mounts(ca)
 
 
 def test_the_ca_config_map_tasks_mount_is_the_one_made_in_their_namespace():
-    cfg = make_config(master={"caBundle": PEM})
+    cfg = make_args(master={"caBundle": PEM})
     made = {
         (o["metadata"]["namespace"], o["metadata"]["name"])
         for o in resource_pools.namespace_objects(cfg)
@@ -653,7 +654,7 @@ def test_the_ca_init_container_uses_the_masters_image():
 
 
 def test_without_extra_cas_or_proxy_task_pods_get_no_init_container_or_env():
-    for where, task in task_pod_specs(build(make_config())):
+    for where, task in task_pod_specs(build(make_args())):
         assert "initContainers" not in task["spec"], where
         names = set(env_of(task_container(task)))
         assert not names & {"SSL_CERT_FILE", "HTTP_PROXY", "NO_PROXY"}, where
@@ -669,7 +670,9 @@ def test_without_extra_cas_or_proxy_task_pods_get_no_init_container_or_env():
     ids=["existing", "gke", "eks"],
 )
 def test_cluster_internal_addresses_always_bypass_the_proxy(raw, cidrs):
-    cfg = load_config({**raw, "master": {"proxy": {**PROXY, "noProxy": " .corp.internal , 10.96.0.0/12,"}}})
+    cfg = determined_args(
+        load_config({**raw, "master": {"proxy": {**PROXY, "noProxy": " .corp.internal , 10.96.0.0/12,"}}})
+    )
     (container,) = master.deployment(cfg, "c")["spec"]["template"]["spec"]["containers"]
     master_env = env_of(container)
     direct = master_env["NO_PROXY"].split(",")
@@ -691,7 +694,7 @@ def test_cluster_internal_addresses_always_bypass_the_proxy(raw, cidrs):
 
 
 def test_a_task_master_address_under_tls_master_bypasses_the_proxy():
-    cfg = make_config(tls=TLS_MASTER, master={"proxy": PROXY})
+    cfg = make_args(tls=TLS_MASTER, master={"proxy": PROXY})
     host = build(cfg)["resource_manager"]["determined_master_host"]
     (container,) = master.deployment(cfg, "c")["spec"]["template"]["spec"]["containers"]
     suffixes = [s for s in env_of(container)["NO_PROXY"].split(",") if s.startswith(".")]

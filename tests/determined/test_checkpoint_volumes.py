@@ -11,11 +11,13 @@ from conftest import raw_config
 from pydantic import TypeAdapter
 
 from components import constants
+from components.config import master_yaml_schema
 from components.config.stack import AnyStack
 from components.config.syntax import dns_label_problem
-from components.determined import checkpoint_volumes, database, master_yaml, master_yaml_schema
+from components.determined import checkpoint_volumes, database, master_yaml
 from components.determined.checkpoint_storage import master_checkpoint_storage
 from components.kube import strategic_merge, validation
+from stack_args import determined_args
 
 NFS = {"server": "10.0.0.2", "path": "/share"}
 _STACK = TypeAdapter(AnyStack)
@@ -24,7 +26,7 @@ _STACK = TypeAdapter(AnyStack)
 def stack(**overrides):
     """A config as its sections validate it (the cross-section rules are tested in
     tests/config/test_checkpoint_directory.py)."""
-    return _STACK.validate_python(raw_config(**overrides))
+    return determined_args(_STACK.validate_python(raw_config(**overrides)))
 
 
 def directory(**keys):
@@ -317,8 +319,10 @@ def test_a_redacted_master_yaml_shows_no_azure_credential():
 )
 def test_claims_and_volumes_are_kept_on_destroy_unless_data_deletion_is_allowed(environment, allow, kept):
     raw = copy.deepcopy(raw_config(environment=environment, allowDataDeletion=allow))
-    cfg = _STACK.validate_python(
-        {**raw, "checkpointStorage": {"type": "directory", "storageClass": "standard-rwx"}}
+    cfg = determined_args(
+        _STACK.validate_python(
+            {**raw, "checkpointStorage": {"type": "directory", "storageClass": "standard-rwx"}}
+        )
     )
     options = checkpoint_volumes.data_options(cfg)
     assert options.retain_on_delete is kept

@@ -6,12 +6,13 @@ from __future__ import annotations
 import copy
 
 import pytest
-from conftest import make_config
+from component_args import make_args
 
+from components.config import config_overrides, master_yaml_schema
+from components.config.config_overrides import OWNED, merge, problems
 from components.config.tls import MasterTls
-from components.determined import config_overrides, database, master_yaml_schema
+from components.determined import database
 from components.determined import master_yaml as master_yaml_module
-from components.determined.config_overrides import OWNED, merge, problems
 from components.determined.master_yaml import MasterSecrets
 
 SECRETS = MasterSecrets(
@@ -22,7 +23,7 @@ IGNORED = master_yaml_schema.IGNORED
 
 
 def generated(cfg=None, **raw):
-    cfg = cfg or make_config(**raw)
+    cfg = cfg or make_args(**raw)
     return master_yaml_module.master_config(cfg, database.endpoint(cfg), SECRETS, "ckpt-bucket", "det-task")
 
 
@@ -171,7 +172,7 @@ def test_an_owned_key_is_not_checked_further():
 
 def tls_master_config(**raw):
     # The stack's validation still refuses tls.mode master; its settings go in directly.
-    cfg = make_config(
+    cfg = make_args(
         tls={"mode": "ingress", "host": "det.example.com", "certificate": {"email": "a@b.io"}}, **raw
     )
     tls = MasterTls.model_validate(
@@ -212,9 +213,9 @@ EVERYTHING = {
 @pytest.mark.parametrize(
     "make",
     [
-        lambda: make_config(),
-        lambda: make_config(slots={"type": "cpu", "cpuPerSlot": 2, "maxSlotsPerPod": 4}),
-        lambda: make_config(**EVERYTHING),
+        lambda: make_args(),
+        lambda: make_args(slots={"type": "cpu", "cpuPerSlot": 2, "maxSlotsPerPod": 4}),
+        lambda: make_args(**EVERYTHING),
         lambda: tls_master_config(**EVERYTHING),
     ],
     ids=["base", "cpu-slots", "everything", "tls-master"],
@@ -492,7 +493,7 @@ def test_previews_hide_secret_named_override_values():
         "security": {"token": {"private_key": "[secret]"}},
         "integrations": [{"api_token": "[secret]"}],
     }
-    cfg = make_config(master={"configOverrides": {"oidc": {"client_secret": "s3cret"}}})
+    cfg = make_args(master={"configOverrides": {"oidc": {"client_secret": "s3cret"}}})
     db = database.endpoint(cfg)
     preview = master_yaml_module.master_config(cfg, db, MasterSecrets.redacted())
     assert preview["oidc"] == {"client_secret": "[secret]"}

@@ -8,15 +8,23 @@ import json
 
 import pytest
 import yaml
-from conftest import EKS, GKE, ROOT, make_config, raw_config
+from component_args import make_args
+from conftest import EKS, GKE, ROOT, raw_config
 from planning import by_kind, one, plan_for
 
 from components import constants, versions
-from components.determined import database, database_backup, from_helm_chart, master
+from components.determined import (
+    database,
+    database_backup,
+    database_jobs,
+    database_restore,
+    from_helm_chart,
+    master,
+    upgrade_dump,
+)
 from components.determined.database import DatabaseEndpoint
-from components.determined.database_backup import Target
+from components.determined.database_jobs import Target
 from components.kube import validation
-from plan import mocks
 
 S3_KEY_ID = "AKIAABCDEFGHIJKLMNOP"
 S3_SECRET = "s3-Secret-Key-42"
@@ -75,7 +83,7 @@ EXTERNAL = {
 
 
 def config(storage: str = "sharedFs", **database_keys):
-    return make_config(checkpointStorage=STORAGES[storage], database={"mode": "inCluster", **database_keys})
+    return make_args(checkpointStorage=STORAGES[storage], database={"mode": "inCluster", **database_keys})
 
 
 def target(cfg, identity: bool = False) -> Target:
@@ -217,8 +225,8 @@ def pod_labels(obj):
 
 @pytest.mark.parametrize("storage", sorted(STORAGES))
 def test_the_dump_before_an_upgrade_is_named_after_the_version_and_never_prunes(storage):
-    cfg = make_config(checkpointStorage=STORAGES[storage], master={"version": "0.37.0"})
-    job = database_backup.pre_upgrade_job(cfg, target(cfg))
+    cfg = make_args(checkpointStorage=STORAGES[storage], master={"version": "0.37.0"})
+    job = upgrade_dump.pre_upgrade_job(cfg, target(cfg))
     assert_valid(job)
     assert_hardened(job)
     assert_no_secret(job)
@@ -234,7 +242,7 @@ def test_the_dump_before_an_upgrade_is_named_after_the_version_and_never_prunes(
 @pytest.mark.parametrize("storage", sorted(STORAGES))
 def test_the_restore_job_loads_the_named_dump_in_one_transaction(storage):
     cfg = config(storage, restore={"backup": DUMP})
-    job = database_backup.restore_job(cfg, target(cfg))
+    job = database_restore.restore_job(cfg, target(cfg))
     assert_valid(job)
     assert_hardened(job)
     assert_no_secret(job)
@@ -263,7 +271,7 @@ def test_the_restore_job_loads_the_named_dump_in_one_transaction(storage):
 
 def test_restore_jobs_are_named_by_their_dump():
     names = {
-        database_backup.restore_job(c, target(c))["metadata"]["name"]
+        database_restore.restore_job(c, target(c))["metadata"]["name"]
         for c in (config(restore={"backup": DUMP}), config(restore={"backup": "determined-1.dump"}))
     }
     assert len(names) == 2
@@ -300,8 +308,8 @@ def test_s3_uses_the_sdk_chain_or_the_configured_keys_from_the_secret():
     # Each key a file named after the rclone variable it sets, from the backup Secret.
     assert projected(job, "storage-credentials") == {
         constants.BACKUP_SECRET: [
-            (database_backup.S3_ACCESS_KEY, "RCLONE_CONFIG_BACKUP_ACCESS_KEY_ID"),
-            (database_backup.S3_SECRET_KEY, "RCLONE_CONFIG_BACKUP_SECRET_ACCESS_KEY"),
+            (database_jobs.S3_ACCESS_KEY, "RCLONE_CONFIG_BACKUP_ACCESS_KEY_ID"),
+            (database_jobs.S3_SECRET_KEY, "RCLONE_CONFIG_BACKUP_SECRET_ACCESS_KEY"),
         ]
     }
     store = containers(job)["store"]
@@ -313,20 +321,20 @@ def test_s3_uses_the_sdk_chain_or_the_configured_keys_from_the_secret():
     assert "/etc/determined-storage-credentials}" in script(store)
     # The database's own containers never see the store's keys.
     assert not [m for m in containers(job)["dump"]["volumeMounts"] if m["name"] == "storage-credentials"]
-    data = database_backup.secret_data(config("s3-keys"), "pw", lambda s: s.get_secret_value())
-    assert data == {database_backup.S3_ACCESS_KEY: S3_KEY_ID, database_backup.S3_SECRET_KEY: S3_SECRET}
+    data = database_jobs.secret_data(config("s3-keys"), "pw", lambda s: s.get_secret_value())
+    assert data == {database_jobs.S3_ACCESS_KEY: S3_KEY_ID, database_jobs.S3_SECRET_KEY: S3_SECRET}
 
 
 def test_the_store_is_reached_through_the_masters_proxy_and_with_its_extra_cas():
     from components.determined import network_policies
 
     proxy = {"httpsProxy": "http://proxy.corp:3128", "noProxy": ".corp"}
-    cfg = make_config(
+    cfg = make_args(
         checkpointStorage=STORAGES["s3-keys"],
         database={"mode": "inCluster", "restore": {"backup": DUMP}},
         master={"proxy": proxy, "caBundle": CA},
     )
-    jobs = [database_backup.backup_cronjob(cfg, target(cfg)), database_backup.restore_job(cfg, target(cfg))]
+    jobs = [database_backup.backup_cronjob(cfg, target(cfg)), database_restore.restore_job(cfg, target(cfg))]
     for job, name in zip(jobs, ("store", "fetch"), strict=True):
         rclone = containers(job)[name]
         assert value(rclone, "HTTPS_PROXY") == value(rclone, "https_proxy") == "http://proxy.corp:3128"
@@ -341,7 +349,7 @@ def test_the_store_is_reached_through_the_masters_proxy_and_with_its_extra_cas()
 
 
 def test_an_eks_bucket_is_reached_in_the_clusters_region():
-    cfg = make_config(**{**EKS, "checkpointStorage": {"type": "s3", "bucket": "eks-bucket"}})
+    cfg = make_args(**{**EKS, "checkpointStorage": {"type": "s3", "bucket": "eks-bucket"}})
     store = containers(database_backup.backup_cronjob(cfg, target(cfg)))["store"]
     assert value(store, "RCLONE_CONFIG_BACKUP_REGION") == "us-east-1"
 
@@ -353,11 +361,11 @@ def test_azure_takes_a_connection_string_a_key_or_sas_or_the_credential_chain():
 
     assert files("azure") == {
         constants.BACKUP_SECRET: [
-            (database_backup.AZURE_CONNECTION_STRING, "RCLONE_CONFIG_BACKUP_CONNECTION_STRING")
+            (database_jobs.AZURE_CONNECTION_STRING, "RCLONE_CONFIG_BACKUP_CONNECTION_STRING")
         ]
     }
     assert files("azure-sas") == {
-        constants.BACKUP_SECRET: [(database_backup.AZURE_CREDENTIAL, database_backup.AZURE_CREDENTIAL)]
+        constants.BACKUP_SECRET: [(database_jobs.AZURE_CREDENTIAL, database_jobs.AZURE_CREDENTIAL)]
     }
     sas = rclone_env("azure-sas")
     assert sas["RCLONE_CONFIG_BACKUP_ACCOUNT"]["value"] == "acct"
@@ -373,8 +381,8 @@ def test_azure_takes_a_connection_string_a_key_or_sas_or_the_credential_chain():
 
 
 def test_azure_account_names_from_endpoints():
-    assert database_backup.azure_account("https://acct.blob.core.windows.net") == "acct"
-    assert database_backup.azure_account("http://127.0.0.1:10000/devstoreaccount1") == "devstoreaccount1"
+    assert database_jobs.azure_account("https://acct.blob.core.windows.net") == "acct"
+    assert database_jobs.azure_account("http://127.0.0.1:10000/devstoreaccount1") == "devstoreaccount1"
 
 
 def test_the_token_is_mounted_only_where_a_cloud_identity_reaches_the_bucket():
@@ -387,14 +395,14 @@ def test_the_token_is_mounted_only_where_a_cloud_identity_reaches_the_bucket():
         cfg = config(storage)
         for job in (
             database_backup.backup_cronjob(cfg, target(cfg, identity)),
-            database_backup.pre_upgrade_job(cfg, target(cfg, identity)),
+            upgrade_dump.pre_upgrade_job(cfg, target(cfg, identity)),
         ):
             assert pod(job)["automountServiceAccountToken"] is mounted, (storage, identity)
 
 
 def test_the_service_account_is_annotated_like_the_masters():
     identity = {"iam.gke.io/gcp-service-account": "storage@p.iam.gserviceaccount.com"}
-    account = database_backup.service_account(config("gcs"), identity)
+    account = database_jobs.service_account(config("gcs"), identity)
     assert account["metadata"]["annotations"] == identity
     assert account["metadata"]["name"] == constants.BACKUP_SERVICE_ACCOUNT
     assert_valid(account)
@@ -404,7 +412,7 @@ def test_the_platforms_bind_the_backup_account_to_the_bucket():
     from components.cluster import checkpoints
 
     assert ("determined", constants.BACKUP_SERVICE_ACCOUNT) in checkpoints.kubernetes_accounts(config("gcs"))
-    off = make_config(
+    off = make_args(
         checkpointStorage=STORAGES["gcs"],
         database={"mode": "external", **EXTERNAL, "backup": {"beforeUpgrade": False}},
     )
@@ -415,9 +423,7 @@ def test_the_platforms_bind_the_backup_account_to_the_bucket():
 
 
 def test_an_external_server_is_dumped_with_its_tls_settings_and_the_newest_client():
-    cfg = make_config(
-        checkpointStorage=STORAGES["s3"], database={**EXTERNAL, "backup": {"schedule": "@daily"}}
-    )
+    cfg = make_args(checkpointStorage=STORAGES["s3"], database={**EXTERNAL, "backup": {"schedule": "@daily"}})
     job = database_backup.backup_cronjob(cfg, target(cfg))
     assert_valid(job)
     assert_no_secret(job)
@@ -433,9 +439,9 @@ def test_an_external_server_is_dumped_with_its_tls_settings_and_the_newest_clien
     assert projected(job, "db-credentials") == {
         constants.BACKUP_SECRET: [("POSTGRES_PASSWORD", "postgres-password"), ("root.crt", "root.crt")]
     }
-    data = database_backup.secret_data(cfg, DB_PASSWORD, lambda s: s.get_secret_value())
-    assert data == {"POSTGRES_PASSWORD": DB_PASSWORD, database_backup.CA_KEY: CA}
-    secret = database_backup.credentials_secret(cfg, data)
+    data = database_jobs.secret_data(cfg, DB_PASSWORD, lambda s: s.get_secret_value())
+    assert data == {"POSTGRES_PASSWORD": DB_PASSWORD, database_jobs.CA_KEY: CA}
+    secret = database_jobs.credentials_secret(cfg, data)
     assert_valid(secret)
 
 
@@ -447,7 +453,7 @@ def test_a_managed_server_is_dumped_by_a_client_of_its_major_version():
     assert f"POSTGRES_{major}" == cloud_sql.DATABASE_VERSION
     assert str(major) == rds.ENGINE_VERSION
     assert versions.MANAGED_POSTGRES_CLIENT_IMAGE.split(":")[1].split(".")[0] == str(major)
-    cfg = make_config(
+    cfg = make_args(
         **{
             **GKE,
             "checkpointStorage": {"type": "gcs"},
@@ -455,9 +461,7 @@ def test_a_managed_server_is_dumped_by_a_client_of_its_major_version():
         }
     )
     endpoint = DatabaseEndpoint("10.0.0.5", 5432, "determined", "determined", "require")
-    job = database_backup.pre_upgrade_job(
-        cfg, Target(endpoint, bucket="created-bucket", workload_identity=True)
-    )
+    job = upgrade_dump.pre_upgrade_job(cfg, Target(endpoint, bucket="created-bucket", workload_identity=True))
     assert_valid(job)
     dump = containers(job)["dump"]
     assert dump["image"] == versions.MANAGED_POSTGRES_CLIENT_IMAGE
@@ -484,22 +488,22 @@ def test_mirrors_of_the_tools_are_used_when_given():
 
 
 def test_the_backup_claim_is_the_configured_size_of_the_databases_class():
-    claim = database_backup.backup_claim(
+    claim = database_jobs.backup_claim(
         config(backup={"storageSize": "80Gi"}, storageClass="fast"), "determined-db"
     )
     assert claim["spec"]["resources"]["requests"]["storage"] == "80Gi"
     assert claim["spec"]["storageClassName"] == "fast"
     assert (
-        database_backup.backup_claim(config(), "determined-db")["spec"]["storageClassName"] == "determined-db"
+        database_jobs.backup_claim(config(), "determined-db")["spec"]["storageClassName"] == "determined-db"
     )
-    assert database_backup.backup_claim(config())["spec"]["resources"]["requests"]["storage"] == "50Gi"
+    assert database_jobs.backup_claim(config())["spec"]["resources"]["requests"]["storage"] == "50Gi"
     assert_valid(claim)
 
 
 def test_a_restore_holds_the_master_at_zero_and_pauses_scheduled_dumps():
     cfg = config(restore={"backup": DUMP})
-    assert database_backup.master_replicas(cfg) == 0
-    assert database_backup.master_replicas(config()) == 1
+    assert database_restore.master_replicas(cfg) == 0
+    assert database_restore.master_replicas(config()) == 1
     assert master.deployment(cfg, "sum")["spec"]["replicas"] == 0
     assert master.deployment(config(), "sum")["spec"]["replicas"] == 1
     assert database_backup.backup_cronjob(cfg, target(cfg))["spec"]["suspend"] is True
@@ -542,18 +546,18 @@ def test_the_migration_job_copies_the_charts_volume_read_only_and_fills_an_empty
 
 
 def test_the_scripts_read_credentials_where_the_pods_mount_them():
-    path = f"${{DB_CREDENTIALS_DIR:-{constants.DB_CREDENTIALS_DIR}}}/{database_backup.PASSWORD_FILE}"
-    assert path in database_backup.script("db_connect.sh")
+    path = f"${{DB_CREDENTIALS_DIR:-{constants.DB_CREDENTIALS_DIR}}}/{database_jobs.PASSWORD_FILE}"
+    assert path in database_jobs.script("db_connect.sh")
     # ... which every container running the client scripts runs first.
     cfg = config("gcs", restore={"backup": DUMP})
     tgt = target(cfg)
     for job, name in (
         (database_backup.backup_cronjob(cfg, tgt), "dump"),
-        (database_backup.restore_job(cfg, tgt), "restore"),
+        (database_restore.restore_job(cfg, tgt), "restore"),
     ):
-        assert containers(job)[name]["command"] == database_backup.sh("db_connect.sh", f"db_{name}.sh")
+        assert containers(job)[name]["command"] == database_jobs.sh("db_connect.sh", f"db_{name}.sh")
     storage = f"${{STORAGE_CREDENTIALS_DIR:-{constants.STORAGE_CREDENTIALS_DIR}}}"
-    assert f'for file in "{storage}"/*; do' in database_backup.script("db_rclone_env.sh")
+    assert f'for file in "{storage}"/*; do' in database_jobs.script("db_rclone_env.sh")
     # Dumps run as a user of their own, high enough to be no node user's.
     assert constants.BACKUP_UID >= 10000
 
@@ -569,113 +573,9 @@ def resources_of(result, kind, name):
     ]
 
 
-@pytest.fixture
-def deployed(monkeypatch):
-    """Plans as of a stack whose last update left `outputs` (the plan's mocks answer the
-    invoke that reads them; by default a stack never deployed)."""
-
-    def deployed_with(outputs):
-        answer = {"name": "organization/determined/test", "outputs": outputs, "secretOutputNames": []}
-        monkeypatch.setitem(mocks.INVOKES, database_backup.READ_STACK_OUTPUTS, lambda req: answer)
-
-    return deployed_with
-
-
-def upgrade_jobs(result):
-    return [
-        j
-        for j in by_kind(result, "Job")
-        if j["metadata"]["name"].startswith(constants.PRE_UPGRADE_JOB_PREFIX)
-    ]
-
-
-def test_the_master_waits_for_the_dump_before_its_upgrade_and_a_new_version_is_a_new_job(deployed):
-    deployed({"masterVersion": "0.37.0", "namespace": "determined"})
-    old = plan_for(raw_config(master={"version": "0.38.0"}))
-    new = plan_for(raw_config(master={"version": "0.38.1"}))
-    for result, version in ((old, "0.38.0"), (new, "0.38.1")):
-        name = database_backup.pre_upgrade_job_name(version)
-        (job,) = resources_of(result, "Job", name)
-        (deployment,) = resources_of(result, "Deployment", constants.MASTER_NAME)
-        assert job["urn"] in deployment["dependsOn"]
-        assert job["options"].get("deleteBeforeReplace") is True
-        assert_valid(one(result, "Job", name))
-    assert not resources_of(new, "Job", database_backup.pre_upgrade_job_name("0.38.0"))
-    # The CronJob and every other backup object stay as they were.
-    for kind, name in (
-        ("CronJob", constants.BACKUP_CRONJOB),
-        ("ServiceAccount", constants.BACKUP_SERVICE_ACCOUNT),
-    ):
-        assert one(old, kind, name) == one(new, kind, name)
-
-
-@pytest.mark.parametrize(
-    ("outputs", "expected"),
-    [
-        ({}, False),  # never deployed (or destroyed): a new database
-        ({"masterVersion": "0.38.0"}, True),  # an upgrade
-        ({"masterVersion": "0.38.1"}, False),  # the same version again
-        # The same version, right after its upgrade: the Job made for it stays.
-        ({"masterVersion": "0.38.1", "upgradeDump": "determined-db-backup-0-38-1"}, True),
-        ({"masterVersion": "0.38.1", "upgradeDump": "determined-db-backup-0-38-0"}, False),
-        ({"namespace": "determined"}, True),  # deployed before versions were recorded
-        (None, True),  # unreadable: dump
-    ],
-)
-def test_the_dump_before_the_master_runs_only_where_records_may_need_it(outputs, expected):
-    assert database_backup.upgrade_dump(make_config(), outputs) is expected
-
-
-def test_a_first_update_dumps_an_external_server_or_the_charts_records_but_not_a_new_database():
-    external = {"mode": "external", "host": "10.0.0.5", "user": "det", "password": DB_PASSWORD}
-    assert database_backup.upgrade_dump(make_config(database=external), {}) is True
-    chart = {"fromHelmChart": {"namespace": "legacy"}}
-    assert database_backup.upgrade_dump(make_config(database=chart), {}) is True
-    off = {"backup": {"beforeUpgrade": False}, "fromHelmChart": {"namespace": "legacy"}}
-    assert database_backup.upgrade_dump(make_config(database=off), {"masterVersion": "0.1.0"}) is False
-
-
-def test_a_first_install_starts_the_master_without_a_dump_and_records_its_version(deployed):
-    result = plan_for(raw_config())
-    assert not upgrade_jobs(result)
-    assert result.outputs[database_backup.VERSION_OUTPUT] == versions.DEFAULT_DETERMINED_VERSION
-    assert database_backup.UPGRADE_DUMP_OUTPUT not in result.outputs
-    # The next update reads those outputs back: the same version, no dump; a new one, a dump.
-    deployed(dict(result.outputs))
-    assert not upgrade_jobs(plan_for(raw_config()))
-    upgraded = plan_for(raw_config(master={"version": "0.37.0"}))
-    (job,) = upgrade_jobs(upgraded)
-    assert upgraded.outputs[database_backup.UPGRADE_DUMP_OUTPUT] == job["metadata"]["name"]
-
-
-def test_the_plan_reads_the_stacks_outputs_with_pulumis_builtin_function():
-    # The token the engine's builtin provider answers (pulumi/pulumi builtins.go), modelled by
-    # the plan's mocks as a stack never deployed.
-    assert database_backup.READ_STACK_OUTPUTS == "pulumi:pulumi:readStackOutputs"
-    answer = mocks.INVOKES[database_backup.READ_STACK_OUTPUTS](mocks.Request("", "", {"name": "o/p/s"}, {}))
-    assert answer == {"name": "o/p/s", "outputs": {}, "secretOutputNames": []}
-
-
-def test_a_plan_reads_the_stacks_previous_outputs_once(monkeypatch):
-    """The upgrade dump and the workspace-binding Job (0.35+) both use them: one read."""
-    calls = []
-    read = mocks.INVOKES[database_backup.READ_STACK_OUTPUTS]
-    monkeypatch.setitem(
-        mocks.INVOKES, database_backup.READ_STACK_OUTPUTS, lambda req: calls.append(req) or read(req)
-    )
-    plan_for(raw_config(master={"version": "0.38.1"}))
-    assert len(calls) == 1
-
-
-def test_without_dumps_before_upgrades_the_master_waits_for_none():
-    result = plan_for(raw_config(database={"backup": {"beforeUpgrade": False}}))
-    assert not [j for j in by_kind(result, "Job") if j["metadata"]["name"].startswith("determined-db-backup")]
-    assert one(result, "CronJob", constants.BACKUP_CRONJOB)
-
-
 def test_a_restore_runs_after_the_master_is_scaled_to_zero():
     result = plan_for(raw_config(database={"restore": {"backup": DUMP}}))
-    name = database_backup.restore_job_name(DUMP)
+    name = database_restore.restore_job_name(DUMP)
     (job,) = resources_of(result, "Job", name)
     (deployment,) = resources_of(result, "Deployment", constants.MASTER_NAME)
     assert deployment["inputs"]["spec"]["replicas"] == 0
@@ -690,7 +590,7 @@ def test_the_charts_records_move_in_before_the_master_starts():
     result = plan_for(raw)
     (job,) = resources_of(result, "Job", constants.MIGRATION_JOB)
     (deployment,) = resources_of(result, "Deployment", constants.MASTER_NAME)
-    (upgrade,) = resources_of(result, "Job", database_backup.pre_upgrade_job_name("0.38.1"))
+    (upgrade,) = resources_of(result, "Job", upgrade_dump.pre_upgrade_job_name("0.38.1"))
     assert job["urn"] in deployment["dependsOn"]
     # The first dump of the new install holds the chart's records.
     assert job["urn"] in upgrade["dependsOn"]
@@ -739,7 +639,7 @@ def test_no_secret_value_reaches_a_backup_object_in_a_whole_stack():
     result = plan_for(raw)
     secret = one(result, "Secret", constants.BACKUP_SECRET)
     assert secret["stringData"]["POSTGRES_PASSWORD"] == "[secret]"
-    assert secret["stringData"][database_backup.S3_SECRET_KEY] == "[secret]"
+    assert secret["stringData"][database_jobs.S3_SECRET_KEY] == "[secret]"
     for obj in result.manifests:
         if obj["metadata"]["labels"]["app.kubernetes.io/name"] in (constants.BACKUP_COMPONENT,):
             assert_no_secret(obj)

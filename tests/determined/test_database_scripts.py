@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from components.determined import database_backup
+from components.determined import database_jobs
 
 PASSWORD = "Scr1pt-Test-pw"
 NOBODY = 65534
@@ -56,7 +56,7 @@ class Sandbox:
             os.chown(self.root, NOBODY, NOBODY)
         self.credentials = self.path("credentials")
         self.credentials.mkdir()
-        (self.credentials / database_backup.PASSWORD_FILE).write_text(PASSWORD)
+        (self.credentials / database_jobs.PASSWORD_FILE).write_text(PASSWORD)
 
     def path(self, name: str) -> Path:
         return self.root / name
@@ -104,7 +104,7 @@ class Sandbox:
         """Run a script as its container does (the client scripts after db_connect.sh)."""
         path = self.path(name)
         names = ["db_connect.sh", name] if name in CLIENT_SCRIPTS else [name]
-        path.write_text("".join(database_backup.script(n) for n in names))
+        path.write_text("".join(database_jobs.script(n) for n in names))
         return self.run([*shell, str(path)], env, check=check)
 
 

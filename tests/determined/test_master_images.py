@@ -1,6 +1,6 @@
-"""Running from a mirror, pinned by digest (README: Living with a dormant upstream): the
+"""Running from a mirror, pinned by digest (docs/operations/upstream.md): the
 master's image and the default task images come from the configured references, digests
-included, and the facts the README relies on are read back from the master's source where a
+included, and the facts the docs rely on are read back from the master's source where a
 copy is at hand (DETERMINED_SOURCE, default the workspace's mirror)."""
 
 from __future__ import annotations

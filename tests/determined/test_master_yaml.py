@@ -6,9 +6,10 @@ import hashlib
 
 import pytest
 import yaml
-from conftest import make_config
+from component_args import make_args
 
-from components.determined import database, master_yaml_schema
+from components.config import master_yaml_schema
+from components.determined import database
 from components.determined import master_yaml as master_config
 from components.determined.master_yaml import MasterSecrets
 
@@ -18,7 +19,7 @@ SECRETS = MasterSecrets(
 
 
 def build(**overrides):
-    cfg = make_config(**overrides)
+    cfg = make_args(**overrides)
     return master_config.master_config(cfg, database.endpoint(cfg), SECRETS)
 
 
@@ -59,7 +60,7 @@ def test_masters_before_0_26_1_get_one_global_slots_value():
 
 
 # Each version boundary of master.yaml, at the boundary and one release below it: what the
-# project writes must follow the master's config structs (components/determined/data/master-yaml-keys.json).
+# project writes must follow the master's config structs (components/config/data/master-yaml-keys.json).
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,8 @@ Facts from the master's source (determined-ai/determined), one test each below:
 from __future__ import annotations
 
 import pytest
-from conftest import ROOT, make_config, raw_config
+from component_args import make_args
+from conftest import ROOT, raw_config
 
 from components import versions
 from components.config import ConfigError, load_config
@@ -70,7 +71,7 @@ def test_the_release_namespace_is_read_from_0_35_on():
 
 @pytest.mark.parametrize("version", ["0.35.0", "0.36.0", "0.38.1"])
 def test_from_0_35_tasks_default_to_their_own_namespace_and_the_master_finds_its_service(version):
-    cfg = make_config(master={"version": version})
+    cfg = make_args(master={"version": version})
     assert cfg.default_task_namespace == "determined-tasks"
     assert master_yaml(cfg)["resource_manager"]["default_namespace"] == "determined-tasks"
     release = env_of(master.deployment(cfg, "sum"))[master.RELEASE_NAMESPACE_ENV]
@@ -83,7 +84,7 @@ def test_from_0_35_tasks_default_to_their_own_namespace_and_the_master_finds_its
 
 
 def test_before_0_35_the_default_namespace_stays_the_masters():
-    cfg = make_config(master={"version": "0.34.0"})
+    cfg = make_args(master={"version": "0.34.0"})
     assert cfg.default_task_namespace == cfg.namespace == "determined"
     assert master_yaml(cfg)["resource_manager"]["namespace"] == "determined"
     assert master.RELEASE_NAMESPACE_ENV not in env_of(master.deployment(cfg, "sum"))
@@ -91,13 +92,13 @@ def test_before_0_35_the_default_namespace_stays_the_masters():
 
 
 def test_task_namespace_names_it():
-    cfg = make_config(taskNamespace="ml-tasks", namespace="det")
+    cfg = make_args(taskNamespace="ml-tasks", namespace="det")
     assert cfg.default_task_namespace == "ml-tasks"
-    assert make_config(namespace="det").default_task_namespace == "det-tasks"
+    assert make_args(namespace="det").default_task_namespace == "det-tasks"
     assert cfg.task_namespaces == ["ml-tasks", "det-a100", "det-aux"]
     assert cfg.pod_namespaces == ["det", "ml-tasks", "det-a100", "det-aux"]
     # It may be a pool's: unbound workspaces then share that pool's namespace and quota.
-    shared = make_config(taskNamespace="det-aux")
+    shared = make_args(taskNamespace="det-aux")
     assert shared.task_namespaces == ["det-aux", "det-a100"]
     assert [ns["metadata"]["name"] for ns in resource_pools.namespaces(shared)] == ["det-aux", "det-a100"]
 
@@ -123,7 +124,7 @@ def test_task_namespace_problems_name_the_key(overrides, expected):
 
 
 def test_the_task_namespace_is_made_like_a_pool_namespace():
-    cfg = make_config()
+    cfg = make_args()
     (tasks, *pools) = resource_pools.namespaces(cfg)
     assert tasks["metadata"]["name"] == "determined-tasks"
     assert tasks["metadata"]["labels"]["app.kubernetes.io/name"] == "tasks"
@@ -135,7 +136,7 @@ def test_the_task_namespace_is_made_like_a_pool_namespace():
 
 
 def test_the_master_has_its_full_role_in_every_task_namespace_and_only_its_service_in_its_own():
-    cfg = make_config()
+    cfg = make_args()
     roles = {r["metadata"]["namespace"]: r for r in master.namespace_roles(cfg) if r["kind"] == "Role"}
     assert list(roles) == cfg.pod_namespaces == ["determined", "determined-tasks", "det-a100", "det-aux"]
     assert roles["determined"]["rules"] == [
@@ -161,7 +162,7 @@ def test_the_master_has_its_full_role_in_every_task_namespace_and_only_its_servi
 
 
 def test_task_service_accounts_and_shared_objects_follow_the_pods():
-    cfg = make_config(
+    cfg = make_args(
         registryCredentials={"server": "ghcr.io", "username": "u", "password": "p"},
         master={"caBundle": (ROOT / "tests" / "data" / "test-ca.pem").read_text()},
     )
@@ -174,7 +175,7 @@ def test_task_service_accounts_and_shared_objects_follow_the_pods():
 
 
 def test_nfs_checkpoints_are_bound_wherever_pods_mount_them():
-    cfg = make_config(
+    cfg = make_args(
         checkpointStorage={"type": "directory", "nfs": {"server": "10.0.0.2", "path": "/ckpt"}, "size": "1Ti"}
     )
     claims = [o for o in checkpoint_volumes.objects(cfg) if o["kind"] == "PersistentVolumeClaim"]
@@ -182,7 +183,7 @@ def test_nfs_checkpoints_are_bound_wherever_pods_mount_them():
 
 
 def test_the_task_namespace_is_fenced_like_a_pool_namespace():
-    cfg = make_config(checkpointStorage={"type": "s3", "bucket": "ckpt-bucket"})
+    cfg = make_args(checkpointStorage={"type": "s3", "bucket": "ckpt-bucket"})
     policies = {(p["metadata"]["namespace"], p["metadata"]["name"]): p for p in network_policies.objects(cfg)}
     tasks = policies[("determined-tasks", network_policies.TASKS_POLICY)]
     assert tasks == network_policies.task_policy(cfg, "determined-tasks")
@@ -195,5 +196,5 @@ def test_the_task_namespace_is_fenced_like_a_pool_namespace():
 
 
 def test_the_binding_job_moves_workspaces_back_to_it():
-    cfg = make_config()
+    cfg = make_args()
     assert workspaces.namespaces(cfg) == {"default": "determined-tasks", "tasks": cfg.task_namespaces}

@@ -190,12 +190,12 @@ def test_every_event_loop_the_plan_causes_to_be_created_is_closed(tmp_path, monk
 
 
 def test_an_internal_error_is_one_line_naming_it(tmp_path, monkeypatch, capsys):
-    import components.program
+    program = runner.program()
 
     def boom():
         raise RuntimeError("boom\nsecond line")
 
-    monkeypatch.setattr(components.program, "main", boom)
+    monkeypatch.setattr(program, "main", boom)
     assert cli.main(["local", "--out", str(tmp_path / "o")]) == 3
     assert capsys.readouterr().err == (
         "internal error: RuntimeError: boom second line; rerun with --debug for the traceback\n"
@@ -287,14 +287,16 @@ ESC_WARNING = (
     r"config they supply \(pulumiConfig\) is not in this plan, and `pulumi up` would use it\n$"
 )
 BREAK_PROGRAM = """
-import components.program
+from plan import runner
+program = runner.program()
 def main():
     raise RuntimeError("boom")
-components.program.main = main
+program.main = main
 """
 LEAK_SECRET = """
-import components.program
-original = components.program.main
+from plan import runner
+program = runner.program()
+original = program.main
 def main():
     import pulumi_kubernetes as k8s
     from components.config import load_config, read_pulumi_config
@@ -302,7 +304,7 @@ def main():
     password = load_config(read_pulumi_config()).database.password.get_secret_value()
     k8s.core.v1.ConfigMap("leak", metadata={"name": "leak"}, data={"p": password})
     return det
-components.program.main = main
+program.main = main
 """
 BOGUS_MASTER_KEY = """
 import components.determined.master_yaml as master_yaml
@@ -644,7 +646,7 @@ def test_a_master_yaml_the_master_would_not_accept_fails_the_plan(tmp_path, monk
 
 
 def test_a_release_the_key_set_does_not_describe_is_refused_and_never_planned_unchecked(tmp_path, capsys):
-    # The config refuses a release beyond the key data (components/config/stack.py, _version_problems);
+    # The config refuses a release beyond the key data (components/config/master_rules.py, version_problems);
     # the plan's own check still only warns if one ever reaches it.
     path = write_stack(tmp_path, raw_config(master={"version": "0.99.0"}))
     assert cli.main(["--config", str(path), "--out", str(tmp_path / "o")]) == 2
@@ -655,7 +657,7 @@ def test_a_release_the_key_set_does_not_describe_is_refused_and_never_planned_un
 
 
 def test_the_plan_checks_master_yaml_against_its_versions_key_set(monkeypatch):
-    from components.determined import master_yaml_schema
+    from components.config import master_yaml_schema
 
     checked = []
     original = master_yaml_schema.check
@@ -675,7 +677,7 @@ def test_the_plan_checks_master_yaml_against_its_versions_key_set(monkeypatch):
 
 @pytest.mark.parametrize("path", list(stack_files()), ids=stack_name)
 def test_every_stacks_master_yaml_is_accepted_by_its_version(path):
-    from components.determined import master_yaml_schema
+    from components.config import master_yaml_schema
 
     config, secret_keys = stackfile.load_stack_file(path)
     version = runner.prepare(config, secret_keys).cfg.master.version

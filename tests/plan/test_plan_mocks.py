@@ -141,6 +141,30 @@ def test_an_unknown_function_stops_the_plan():
         PlanMocks(Recorder()).call(MockCallArgs("aws:index/getPartition:getPartition", {}, ""))
 
 
+@pytest.mark.parametrize(
+    ("token", "where"),
+    [
+        ("aws:ec2/flowLog:FlowLog", "add it to plan/mocks/aws.py"),
+        ("gcp:compute/instance:Instance", "add it to plan/mocks/gcp.py"),
+        ("azure-native:x:Y", "add a module for provider azure-native to plan/mocks/"),
+    ],
+)
+def test_an_unmodelled_type_names_the_module_its_model_goes_in(token, where):
+    with pytest.raises(UnmodelledError, match=re.escape(f"({where})")):
+        new(token, "x", {})
+
+
+def test_each_provider_module_models_only_its_providers_tokens_and_none_twice():
+    # One module per provider (plan/mocks/<provider>.py): where to look for a type's model.
+    resources = [(p, t) for p, m in mocks.PROVIDERS.items() for t in getattr(m, "RESOURCES", {})]
+    invokes = [(p, t) for p, m in mocks.PROVIDERS.items() for t in getattr(m, "INVOKES", {})]
+    for package, token in resources + invokes:
+        assert token.split(":", 1)[0] == package, token
+    # The tables PlanMocks reads hold every module's entries, none shadowing another's.
+    assert sorted(t for _, t in resources) == sorted(RESOURCES)
+    assert sorted(t for _, t in invokes) == sorted(INVOKES)
+
+
 # --- first preview -------------------------------------------------------------------------
 
 
@@ -266,9 +290,9 @@ def _cloud_program(original):
 
 @pytest.fixture
 def cloud_program(monkeypatch):
-    import components.program
+    program = runner.program()
 
-    monkeypatch.setattr(components.program, "main", _cloud_program(components.program.main))
+    monkeypatch.setattr(program, "main", _cloud_program(program.main))
 
 
 def test_cloud_outputs_reach_the_program_after_apply(cloud_program):
@@ -309,16 +333,16 @@ def _unknown_output() -> pulumi.Output:
 
 
 def test_an_unknown_export_fails_an_update_plan(monkeypatch):
-    import components.program
+    program = runner.program()
 
-    original = components.program.main
+    original = program.main
 
     def main():
         det = original()
         pulumi.export("late", _unknown_output())
         return det
 
-    monkeypatch.setattr(components.program, "main", main)
+    monkeypatch.setattr(program, "main", main)
     with pytest.raises(PlanFailure, match="unknown after the simulated apply: stack export late"):
         plan_for(raw_config())
     assert plan_for(raw_config(), preview=True).outputs["late"] == UNKNOWN
@@ -327,16 +351,16 @@ def test_an_unknown_export_fails_an_update_plan(monkeypatch):
 def test_an_unknown_input_fails_an_update_plan(monkeypatch):
     import pulumi_kubernetes as k8s
 
-    import components.program
+    program = runner.program()
 
-    original = components.program.main
+    original = program.main
 
     def main():
         det = original()
         k8s.core.v1.ConfigMap("late", metadata={"name": "late"}, data={"x": _unknown_output()})
         return det
 
-    monkeypatch.setattr(components.program, "main", main)
+    monkeypatch.setattr(program, "main", main)
     with pytest.raises(PlanFailure, match=r"kubernetes:core/v1:ConfigMap late: data\.x"):
         plan_for(raw_config())
     preview = plan_for(raw_config(), preview=True)

@@ -186,14 +186,14 @@ def _leaking(original):
 
 
 def test_a_secret_on_its_way_into_an_output_fails_the_plan_and_writes_nothing(tmp_path, monkeypatch, capsys):
-    import components.program
+    program = runner.program()
 
     path = write_stack(tmp_path, raw_config(database={"password": "Real-Db-Pass-1"}))
     out = tmp_path / "o"
     assert cli.main(["--config", str(path), "--out", str(out)]) == 0
     before = files(out)
     capsys.readouterr()
-    monkeypatch.setattr(components.program, "main", _leaking(components.program.main))
+    monkeypatch.setattr(program, "main", _leaking(program.main))
     assert cli.main(["--config", str(path), "--out", str(out)]) == 3
     err = capsys.readouterr().err
     assert err == (
@@ -262,7 +262,7 @@ def test_no_configuration_problem_shows_the_encrypted_values_stand_in(monkeypatc
     # A problem elsewhere that quotes the value (a relation between keys) shows it as such.
     stand_in = stackfile.ENCRYPTED_STAND_IN
 
-    def load_config(raw):
+    def load_config(raw, task_pods=None):
         raise ConfigError(
             [
                 standins.stack_config.Problem("namespace", f"{stand_in!r} is not a valid DNS label"),

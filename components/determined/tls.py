@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from components import constants, kube
 from components.addons import cert_manager
-from components.config import StackConfig
 from components.config.tls import CertManagerCertificate, ExposedTls, IngressTls, MasterTls
+from components.determined.args import DeterminedArgs
 
 if TYPE_CHECKING:
     from components.cluster import Dns01Identity
@@ -50,7 +50,7 @@ TLS_LISTENER = "tls"
 NO_TIMEOUT = "0s"
 
 
-def _exposed(cfg: StackConfig) -> ExposedTls:
+def _exposed(cfg: DeterminedArgs) -> ExposedTls:
     tls = cfg.tls
     if not isinstance(tls, ExposedTls):
         raise ValueError(f"tls mode {tls.mode!r} exposes nothing")
@@ -73,7 +73,7 @@ def _listener(name: str, port: int, protocol: str, host: str, **extra: Any) -> d
     }
 
 
-def gateway(cfg: StackConfig, class_name: str, issuer: str | None) -> dict[str, Any]:
+def gateway(cfg: DeterminedArgs, class_name: str, issuer: str | None) -> dict[str, Any]:
     """The Gateway: `http` (challenges, redirect) and `https` (ingress mode, terminating
     with `certificate_secret`) or `tls` (master mode, passing TLS through)."""
     tls = _exposed(cfg)
@@ -97,7 +97,7 @@ def _parent(section: str) -> dict[str, Any]:
     return {"name": GATEWAY, "sectionName": section}
 
 
-def https_route(cfg: StackConfig) -> dict[str, Any]:
+def https_route(cfg: DeterminedArgs) -> dict[str, Any]:
     """Ingress mode: decrypted HTTPS from listener `https` to the master Service."""
     tls = _exposed(cfg)
     rule = {
@@ -109,7 +109,7 @@ def https_route(cfg: StackConfig) -> dict[str, Any]:
     return kube.manifest(GATEWAY_API, "HTTPRoute", meta, spec=spec)
 
 
-def redirect_route(cfg: StackConfig) -> dict[str, Any]:
+def redirect_route(cfg: DeterminedArgs) -> dict[str, Any]:
     """Plain HTTP on listener `http` answered with a permanent redirect to https://host
     (port 443 follows from the scheme). ACME challenge routes, more specific, win over it."""
     tls = _exposed(cfg)
@@ -123,7 +123,7 @@ def redirect_route(cfg: StackConfig) -> dict[str, Any]:
     return kube.manifest(GATEWAY_API, "HTTPRoute", meta, spec=spec)
 
 
-def tls_route(cfg: StackConfig, backend_port: int) -> dict[str, Any]:
+def tls_route(cfg: DeterminedArgs, backend_port: int) -> dict[str, Any]:
     """Master mode: TLS from listener `tls`, by SNI, passed through to the master's TLS port."""
     tls = _exposed(cfg)
     backend = {"name": constants.MASTER_SERVICE_NAME, "port": backend_port}
@@ -136,7 +136,7 @@ def tls_route(cfg: StackConfig, backend_port: int) -> dict[str, Any]:
     return kube.manifest(GATEWAY_API, "TLSRoute", meta, spec=spec)
 
 
-def master_certificate(cfg: StackConfig, issuer: str) -> dict[str, Any]:
+def master_certificate(cfg: DeterminedArgs, issuer: str) -> dict[str, Any]:
     """Master mode with cert-manager: the certificate the master itself serves."""
     tls = _exposed(cfg)
     spec = {
@@ -158,7 +158,7 @@ def cert_manager_release_args(identity: Dns01Identity | None) -> dict[str, Any]:
     )
 
 
-def cluster_issuer(cfg: StackConfig, identity: Dns01Identity | None) -> dict[str, Any]:
+def cluster_issuer(cfg: DeterminedArgs, identity: Dns01Identity | None) -> dict[str, Any]:
     """The ACME ClusterIssuer for a cert-manager certificate: HTTP-01 through the Gateway's
     `http` listener, or DNS-01 as configured, over the settings the cloud identity implies."""
     tls = _exposed(cfg)
@@ -176,7 +176,7 @@ def cluster_issuer(cfg: StackConfig, identity: Dns01Identity | None) -> dict[str
 
 
 def objects(
-    cfg: StackConfig,
+    cfg: DeterminedArgs,
     class_name: str,
     issuer: str | None,
     master_tls_port: int = constants.MASTER_SERVICE_PORT,
