@@ -131,12 +131,15 @@ def _encrypted_problems(
     return rewritten
 
 
-def prepare(config: Mapping[str, str], secret_keys: Sequence[str]) -> Prepared:
-    """Validate the config (ConfigError names every problem) and replace its secrets."""
+def prepare(
+    config: Mapping[str, str], secret_keys: Sequence[str], task_pods: stack_config.TaskPods | None = None
+) -> Prepared:
+    """Validate the config (ConfigError names every problem) and replace its secrets.
+    `task_pods`: for the rules over the task pods the program renders (load_config)."""
     decoded = decode(config)
     encrypted = {format_path(path) for path in _paths_of(decoded, ENCRYPTED_STAND_IN)}
     try:
-        cfg = stack_config.load_config(decoded)
+        cfg = stack_config.load_config(decoded, task_pods=task_pods)
     except stack_config.ConfigError as exc:
         raise stack_config.ConfigError(_encrypted_problems(exc.problems, encrypted)) from None
     prepared = Prepared(config=dict(config), secret_keys=list(secret_keys), cfg=cfg)

@@ -125,6 +125,13 @@ def compare(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> tuple[
     """(lines to read, lines that mean a replacement) for one stack."""
     old = {r["urn"]: r for r in before}
     new = {r["urn"]: r for r in after}
+    # A resource planned under a new URN whose alias is a deployed one is that resource (the
+    # engine matches it by the alias): compare it under the deployed URN.
+    for r in after:
+        for alias in (r.get("options") or {}).get("aliases", []):
+            if alias in old and alias not in new:
+                new[alias] = new.pop(r["urn"], r)
+                break
     renames = _kept_renames(old, new)
     report: list[str] = []
     breaking: list[str] = []

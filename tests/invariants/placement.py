@@ -10,8 +10,9 @@ ResourceQuotas, Kueue's LocalQueue and ClusterQueue, and the NetworkPolicies bet
 and the master. Each rule names the file and tag of Determined's source it comes from
 (repository determined-ai/determined; paths under master/).
 
-Run it to print the table of a stack:
-    .venv/bin/python tests/invariants/placement.py kueue-gke workspaces-0.35.0
+Run it to print the table of a stack (the test helpers it imports are on PYTHONPATH; the
+project is installed, pyproject.toml):
+    PYTHONPATH=tests .venv/bin/python tests/invariants/placement.py kueue-gke workspaces-0.35.0
 """
 
 from __future__ import annotations
@@ -21,11 +22,7 @@ import dataclasses
 import json
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
-
-if __name__ == "__main__":  # as a script: the test helpers' import paths
-    sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]
 
 import stack_plans
 import test_network_fencing as fencing

@@ -1,5 +1,6 @@
 """The stacks the invariant tests run over: every stack in stacks/ and every fixture stack in
-tests/fixtures/stacks/, each planned once per test session (under the plan's mocks).
+tests/fixtures/stacks/, each planned once per test session (under the plan's mocks, by whichever
+worker process needs it first: tests/planning.py).
 
 Fixture stacks use the stack file format of stacks/ and together exercise what the shipped
 stacks do not: external databases with TLS, every checkpoint storage type, CPU slots,
@@ -84,7 +85,8 @@ def raw_config(path: Path) -> dict[str, Any]:
 @functools.cache
 def plan(name: str) -> Planned:
     path = STACK_FILES[name]
-    # One plan per stack for the whole session, shared with the other test modules.
+    # One plan per stack for the whole session, shared with the other test modules and the
+    # session's other worker processes (planning.planned).
     result = planning.planned(name.removeprefix("fixture:"))
     return Planned(name=name, raw=raw_config(path), result=result, master=yaml.safe_load(result.master_yaml))
 

@@ -26,7 +26,7 @@ from conftest import ROOT
 
 from components import constants
 from components.addons import gke_driver_installer
-from components.determined import database_backup
+from components.determined import upgrade_dump
 from components.kube import scan_exceptions
 from plan import mocks
 
@@ -51,10 +51,10 @@ class Unit:
 
 def upgrade_dumps(name: str) -> list[dict[str, Any]]:
     """The dump Jobs before the master of an update that changes the master version: the
-    plans are of first installs, which have none (database_backup.upgrade_dump)."""
-    token = database_backup.READ_STACK_OUTPUTS
+    plans are of first installs, which have none (upgrade_dump.needed)."""
+    token = upgrade_dump.READ_STACK_OUTPUTS
     saved = mocks.INVOKES[token]
-    previous = {database_backup.VERSION_OUTPUT: "0.0.0"}
+    previous = {upgrade_dump.VERSION_OUTPUT: "0.0.0"}
     mocks.INVOKES[token] = lambda req: {"name": "", "outputs": previous, "secretOutputNames": []}
     try:
         result = planning.plan_file(stack_plans.STACK_FILES[name])

@@ -15,7 +15,7 @@ import stack_plans
 from test_dependencies import ordered_after
 
 from components import constants
-from components.determined import database_backup
+from components.determined import upgrade_dump
 
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 NODE_POOL_TYPES = ("gcp:container/nodePool:NodePool", "aws:eks/nodeGroup:NodeGroup")
@@ -84,4 +84,4 @@ def test_a_first_install_runs_no_dump_before_the_master(stack):
     if jobs:
         waited = {r["name"] for r in master_waits_for(stack)}
         assert set(jobs) <= waited, stack.name
-    assert database_backup.VERSION_OUTPUT in stack.result.outputs, stack.name
+    assert upgrade_dump.VERSION_OUTPUT in stack.result.outputs, stack.name

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from components import versions
-from components.determined import master_yaml_schema as schema
-from components.determined.master_yaml_schema import check
+from components.config import master_yaml_schema as schema
+from components.config.master_yaml_schema import check
 
 TASK_POD = {"apiVersion": "v1", "kind": "Pod", "spec": {"containers": [{"name": "determined-container"}]}}
 
@@ -399,7 +399,7 @@ def test_oldest_supported_master_is_described_by_the_key_data():
 
 
 def test_the_key_data_is_the_shared_reference_unchanged():
-    from components.determined.master_yaml_schema import DATA_FILE
+    from components.config.master_yaml_schema import DATA_FILE
 
     shared = Path(__file__).resolve().parents[3] / "shared" / "reference" / "master-yaml-keys.json"
     if not shared.exists():

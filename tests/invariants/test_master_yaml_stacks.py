@@ -8,7 +8,7 @@ import pytest
 import stack_plans
 
 from components import versions
-from components.determined import master_yaml_schema
+from components.config import master_yaml_schema
 
 REDACTED = "[secret]"
 

@@ -216,7 +216,7 @@ def cluster_of(stack) -> Cluster:
             Pod(obj["metadata"]["namespace"], labels, ports, f"{obj['kind']}/{obj['metadata']['name']}")
         )
     # The dump before an upgrade: an update that changes the master version runs it (a plan is
-    # of a first install, which runs none: components/determined/database_backup.upgrade_dump).
+    # of a first install, which runs none: components/determined/upgrade_dump.needed).
     before_upgrade = stack.raw.get("database", {}).get("backup", {}).get("beforeUpgrade", True)
     dumps = [p for p in pods if p.name.startswith(f"Job/{constants.PRE_UPGRADE_JOB_PREFIX}")]
     if before_upgrade and not dumps:

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from components.config import ConfigError
 from plan import stackfile
 from plan.stackfile import StackFileError
 
@@ -174,3 +175,44 @@ def test_the_esc_warning_names_five_environments_and_counts_the_rest():
     warning = stackfile.environments_warning([f"e{i}" for i in range(8)])
     assert "(e0, e1, e2, e3, e4 and 3 more)" in warning
     assert "\n" not in warning
+
+
+# --- null keys: Pulumi passes them on as the text '<nil>' ------------------------------------
+# (sdk/go/common/resource/config/object.go unmarshalObject, fmt.Sprintf("%v", k)); the stack
+# file is refused at the mapping that holds one.
+
+
+@pytest.mark.parametrize("key", ["null", "~", "Null", "!!null ''"])
+def test_a_null_key_is_refused_at_its_mapping(tmp_path, key):
+    body = f"  determined:taskContainerDefaults:\n    env:\n      {key}: '1'\n      NCCL_DEBUG: INFO\n"
+    with pytest.raises(ConfigError) as refused:
+        load(tmp_path, "config:\n" + body)
+    assert [p.path for p in refused.value.problems] == ["taskContainerDefaults.env"]
+    assert "'<nil>'" in refused.value.problems[0].message
+
+
+def test_every_null_key_is_its_own_line(tmp_path):
+    body = (
+        "  determined:nodePools:\n"
+        "    - {name: system, nodeSelector: {~: x}}\n"
+        "  determined:resourcePools:\n"
+        "    - {name: a, podSpec: {metadata: {labels: {null: a}}}}\n"
+    )
+    with pytest.raises(ConfigError) as refused:
+        load(tmp_path, "config:\n" + body)
+    assert [p.path for p in refused.value.problems] == [
+        "nodePools[0].nodeSelector",
+        "resourcePools[0].podSpec.metadata.labels",
+    ]
+
+
+def test_null_values_and_the_word_null_as_a_quoted_key_are_kept(tmp_path):
+    config, _ = load(
+        tmp_path, "config:\n  determined:taskContainerDefaults:\n    env: {'null': '1', A: null}\n"
+    )
+    assert config["determined:taskContainerDefaults"] == '{"env": {"null": "1", "A": null}}'
+
+
+def test_other_namespaces_are_not_judged(tmp_path):
+    config, _ = load(tmp_path, "config:\n  kubernetes:labels: {~: x}\n")
+    assert "kubernetes:labels" in config

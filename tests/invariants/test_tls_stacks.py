@@ -1,5 +1,5 @@
-"""Reaching the master, whole stacks under mocks: the Gateway and its routes per mode, the
-load balancer per cloud and exposure, certificates, and the master serving TLS itself."""
+"""Reaching the master (`tls`) over whole planned stacks: the Gateway and its routes per mode,
+the load balancer per cloud and exposure, certificates, and the master serving TLS itself."""
 
 from __future__ import annotations
 
