@@ -10,7 +10,13 @@ only stacks of that cloud pay for it (no target: it is reported to watch).
 Every plan starts the policy pack as its own process, as the Pulumi CLI does; the time from
 starting it to its first answer is reported on its own (part of each plan's time).
 Targets on a 2-core machine: local < 3 s; 40 pools < 2x local; policy pack start < 1 s;
-tests < 60 s.
+the test suite <= 40 s on two cores (issue 23).
+
+With --tests, the suite runs once as `make test` runs it, on two workers and pinned to two
+CPUs where the system allows (Linux), so the figure is the suite's wall time on two cores
+whatever the machine has. Its CPU time (pytest, its workers and every process they start)
+is reported beside it with the load average before and after: on a busy machine the wall
+time grows, the CPU time much less, and half of it is about what two idle cores would take.
 """
 
 from __future__ import annotations
@@ -68,11 +74,42 @@ def measure(cmd: list[str]) -> tuple[float, float]:
     return wall, usage.ru_maxrss / 1024
 
 
+def two_cpus() -> set[int] | None:
+    """Two CPUs this process may run on, if the system lets a process be pinned (Linux)."""
+    if not hasattr(os, "sched_getaffinity"):
+        return None
+    allowed = sorted(os.sched_getaffinity(0))
+    return set(allowed[:2]) if len(allowed) >= 2 else None
+
+
+def measure_tests(python: str) -> tuple[float, float, float, set[int] | None]:
+    """(wall seconds, CPU seconds, peak RSS MiB, the CPUs it was pinned to) of one run of the
+    test suite on two workers."""
+    cpus = two_cpus()
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        # Every process the suite starts inherits the pinning ("a child created via fork(2)
+        # inherits its parent's CPU affinity mask": man7.org/linux/man-pages/man2/sched_setaffinity.2.html).
+        preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None,
+    )
+    output = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"the test suite failed:\n{output.decode()[-4000:]}")
+    # A waited-for process's usage includes its descendants that were waited for
+    # (man7.org/linux/man-pages/man2/getrusage.2.html, RUSAGE_CHILDREN).
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, cpus
+
+
 def pack_start(runs: int) -> list[float]:
     """Seconds from starting the policy pack as the Pulumi CLI starts it (plan/analyzer.py)
     to its answer to the first call (ConfigureStack), then stopping it."""
-    sys.path.insert(0, str(ROOT))
-    from plan import analyzer, policy_check
+    from plan import analyzer, policy_check  # the project is installed (pyproject.toml)
 
     session = analyzer.Session("determined", "local", {"determined:cloud": "existing"})
     spec = analyzer.launch(policy_check.PACK, session)
@@ -135,10 +172,16 @@ def main() -> int:
         ("policy pack start < 1 s", pack < 1.0),
     ]
     if args.tests:
-        tests_wall, _ = report(
-            "tests (pytest)", [measure([python, "-m", "pytest", "-q", "-p", "no:cacheprovider"])]
+        load_before = os.getloadavg()[0]
+        wall, cpu, peak, cpus = measure_tests(python)
+        load_after = os.getloadavg()[0]
+        tests_wall, _ = report("tests (pytest)", [(wall, peak)])
+        pinned = f"pinned to CPUs {sorted(cpus)}" if cpus else "not pinned"
+        print(
+            f"{'tests on two cores':<28} wall {wall:6.2f} s   CPU {cpu:6.2f} s ({cpu / 2:.2f} s per core)   "
+            f"{pinned}; load average {load_before:.2f} before, {load_after:.2f} after"
         )
-        verdicts.append(("tests < 60 s", tests_wall < 60.0))
+        verdicts.append(("tests <= 40 s on two cores", tests_wall <= 40.0))
     for name, met in verdicts:
         print(f"target {name}: {'met' if met else 'MISSED'}")
     return 0

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import copy
 import json
-import sys
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+import pytest
 
-from components.config import StackConfig, load_config  # noqa: E402
+import stack_args
+from components.config import StackConfig, load_config  # noqa: F401 (tests import load_config from here)
+
+ROOT = Path(__file__).resolve().parent.parent
 
 # An existing cluster with one CPU and one 4-GPU node pool and two resource pools.
 BASE: dict[str, Any] = {
@@ -61,7 +64,8 @@ def raw_config(**overrides: Any) -> dict[str, Any]:
 
 
 def make_config(**overrides: Any) -> StackConfig:
-    return load_config(raw_config(**overrides))
+    # As the program loads it: with the rules over the task pods Determined renders.
+    return stack_args.load_stack(raw_config(**overrides))
 
 
 def pulumi_config(raw: dict[str, Any]) -> dict[str, str]:
@@ -70,3 +74,58 @@ def pulumi_config(raw: dict[str, Any]) -> dict[str, str]:
         f"determined:{key}": value if isinstance(value, str) else json.dumps(value)
         for key, value in raw.items()
     }
+
+
+# --- the session's stack plans, shared by its worker processes (tests/planning.py) ----------
+
+_SHARED_PLANS = pytest.StashKey[Path]()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:
+    """pytest-xdist, in the controller, for each worker it starts: one directory for them all,
+    handed over in `workerinput` (xdist's hook for it: xdist/newhooks.py, pytest-xdist 3.8.0)."""
+    stash = node.config.stash
+    if _SHARED_PLANS not in stash:
+        stash[_SHARED_PLANS] = Path(tempfile.mkdtemp(prefix="shared-plans-"))
+    node.workerinput["shared_plans"] = str(stash[_SHARED_PLANS])
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        import planning  # planning imports this module: not at its top
+
+        planning.share_plans(Path(workerinput["shared_plans"]))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _SHARED_PLANS in config.stash:
+        shutil.rmtree(config.stash[_SHARED_PLANS], ignore_errors=True)
+
+
+# --- the order files go to the workers in ----------------------------------------------------
+
+# Files that take longest (dozens of plans, each in a process of its own or with a policy
+# pack process, or a database server), by name wherever they live: handed out first so that no
+# worker is left running one while the other has nothing to do (pyproject.toml turns off
+# xdist's own order, which puts the files with the fewest tests last: --loadscope-reorder in
+# xdist/scheduler/loadscope.py, pytest-xdist 3.8.0). test_signals.py is not among them: it
+# keeps both cores busy on its own, and its timings are best kept away from test_plan_cli.py's
+# dozens of processes at once.
+SLOW_FIRST = (
+    "test_plan_cli.py",
+    "test_policy_protocol.py",
+    "test_plan_secrets.py",
+    "test_database_parameters.py",
+    "test_faults.py",
+    "test_checkov.py",
+    "test_policy_pack.py",
+    "test_workspaces.py",
+    "test_database_scripts.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: index for index, name in enumerate(SLOW_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the rest keep their order
