@@ -10,9 +10,10 @@ SCAN_VENV := .venv-scan
 SCAN_STAMP := $(SCAN_VENV)/.installed
 STACK ?= local
 
-.PHONY: plan test lint format bench clean
+.PHONY: plan test lint format bench docs clean
 
-$(STAMP): requirements.txt requirements-dev.txt constraints.txt
+# pyproject.toml: the project installs itself (`-e .` in requirements-dev.txt).
+$(STAMP): requirements.txt requirements-dev.txt constraints.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt -c constraints.txt
 	touch $(STAMP)
@@ -39,6 +40,17 @@ format: $(STAMP)
 
 bench: $(STAMP) $(SCAN_STAMP)
 	$(PY) scripts/bench.py --tests
+
+# The documentation site (docs/, mkdocs.yml) into build/site; `make test` does not need these
+# requirements. NO_MKDOCS_2_WARNING silences Material's end-of-life banner (its own switch).
+DOCS_STAMP := $(VENV)/.installed-docs
+
+$(DOCS_STAMP): $(STAMP) requirements-docs.txt constraints.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-docs.txt -c constraints.txt
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict -d build/site
 
 clean:
 	rm -rf build .pytest_cache .ruff_cache
