@@ -13,7 +13,7 @@ from components.config import EksStack, ExistingStack, GkeStack, ResourcePoolCon
 from components.config.checkpoint_storage import GcsStorage, S3Storage
 from components.config.cluster import GkeCluster
 from components.determined import proxy, resource_pools
-from components.determined.args import DeterminedArgs
+from components.determined.args import STACK_CHECKED, DeterminedArgs
 
 if TYPE_CHECKING:  # imported where used: each cluster imports its own cloud's SDK
     from components.cluster import ClusterHandle
@@ -41,7 +41,11 @@ def determined_args(cfg: StackConfig) -> DeterminedArgs:
         "service_cidrs": service_cidrs,
     }
     fields = DeterminedArgs.model_fields
-    return DeterminedArgs.model_validate({fields[name].alias: value for name, value in values.items()})
+    checked = STACK_CHECKED.set(True)  # the stack's rules ran over these sections
+    try:
+        return DeterminedArgs.model_validate({fields[name].alias: value for name, value in values.items()})
+    finally:
+        STACK_CHECKED.reset(checked)
 
 
 # --- the stack configuration, checked with what Determined renders ------------------------

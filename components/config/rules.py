@@ -86,6 +86,33 @@ def rules(task_pods: TaskPods | None = None) -> list[Rule]:
     ]
 
 
+# The rules over sections the Determined component's Args hold themselves (namespaces, pools,
+# master, quotas, slots, TLS, backups...): run on those Args too, so that a program building
+# them directly is refused what a stack file would be (tests/determined/test_component.py
+# checks each gives the same on every stack's config and its Args).
+DETERMINED_RULES: list[Rule] = [
+    pools.node_pool_problems,
+    namespaces.namespace_problems,
+    namespaces.addon_namespace_problems,
+    quotas.shared_quota_problems,
+    namespaces.chart_namespace_problems,
+    namespaces.task_namespace_problems,
+    pools.resource_pool_problems,
+    pod_specs.merged_pod_spec_problems,
+    master_rules.version_problems,
+    pools.workspace_problems,
+    slots.slots_problems,
+    gateway_problems,
+    acme_problems,
+    backup_problems,
+    managed_tier_problems,
+    master_rules.master_problems,
+    master_rules.pull_secret_problems,
+    directory_problems,
+    master_config_size_problems,
+]
+
+
 def problems(cfg: StackConfig, *, partial: bool = False, task_pods: TaskPods | None = None) -> list[Problem]:
     """Problems across sections, every rule's. `partial`: the config holds values that
     failed validation (components.config.partial); a rule that reads one is left out, so

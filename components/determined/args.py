@@ -15,11 +15,12 @@ a stack to these Args (stack_args.determined_args).
 
 from __future__ import annotations
 
+import contextvars
 from typing import Literal
 
 from pydantic import Field, model_validator
 
-from components.config import errors
+from components.config import errors, rules
 from components.config.addons import KueueConfig
 from components.config.args import ArgsModel
 from components.config.checkpoint_storage import CheckpointStorageConfig
@@ -31,6 +32,10 @@ from components.config.stack import RegistryCredentials
 from components.config.syntax import DnsLabel, DnsSubdomain, Flag, NonEmpty
 from components.config.tls import TlsConfig
 from components.config.views import DeploymentViews
+
+# True while Args are mapped from a stack configuration its rules have checked (a context
+# variable: pydantic hands a model with its own __init__ no validation context).
+STACK_CHECKED: contextvars.ContextVar[bool] = contextvars.ContextVar("stack_checked", default=False)
 
 
 class DeterminedArgs(DeploymentViews, ArgsModel):
@@ -166,4 +171,17 @@ class DeterminedArgs(DeploymentViews, ArgsModel):
         ]
         if problems:
             raise errors.refuse(problems)
+        return self
+
+    @model_validator(mode="after")
+    def _section_rules(self) -> DeterminedArgs:
+        # The rules a stack file's sections meet, over these sections (components.config.rules);
+        # Args mapped from a stack configuration met them there (with every other problem).
+        if STACK_CHECKED.get():
+            return self
+        found: list[errors.Problem] = []
+        for rule in rules.DETERMINED_RULES:
+            rule(self, lambda path, message: found.append(errors.Problem(path, message)))
+        if found:
+            raise errors.ConfigError(dict.fromkeys(found))
         return self

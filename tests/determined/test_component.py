@@ -16,13 +16,15 @@ import pytest
 from conftest import ROOT
 from pydantic import BaseModel, Field
 
+import stack_args
 from components.cluster import ClusterHandle
+from components.config import decode_raw, rules
 from components.config.base import ConfigModel
 from components.config.errors import ConfigError
 from components.determined import determined
 from components.determined.args import DeterminedArgs
 from components.determined.determined import Determined
-from plan import runner
+from plan import runner, stackfile
 from plan.mocks import Recorder
 
 ARGS = {
@@ -181,3 +183,37 @@ def test_the_determined_component_never_sees_the_stack_config(path):
         for alias in node.names
     }
     assert not imported & STACK_CONFIG_NAMES
+
+
+STACK_FILES = sorted(
+    [*(ROOT / "stacks").glob("Pulumi.*.yaml"), *(ROOT / "tests/fixtures/stacks").glob("Pulumi.*.yaml")]
+)
+
+
+@pytest.mark.parametrize(
+    "path", STACK_FILES, ids=lambda p: p.name.removeprefix("Pulumi.").removesuffix(".yaml")
+)
+def test_the_rules_run_on_the_args_judge_them_as_they_judge_the_stack(path):
+    """Each rule DeterminedArgs runs on itself finds, on a stack's Args, what it finds on the
+    stack's config: the Args hold every value the rule reads, under the same name."""
+    raw = {k.removeprefix("determined:"): v for k, v in stackfile.load_stack_file(path)[0].items()}
+    cfg = stack_args.load_stack(decode_raw({k: v for k, v in raw.items() if ":" not in k}))
+    args = stack_args.determined_args(cfg)
+    for rule in rules.DETERMINED_RULES:
+        on_stack: list[tuple[str, str]] = []
+        on_args: list[tuple[str, str]] = []
+        rule(cfg, lambda path, message, found=on_stack: found.append((path, message)))
+        rule(args, lambda path, message, found=on_args: found.append((path, message)))
+        assert on_args == on_stack, rule.__name__
+
+
+def test_the_args_are_refused_what_a_stack_file_is():
+    with pytest.raises(ConfigError) as refused:
+        DeterminedArgs.model_validate(
+            {**ARGS, "namespace": "kube-system", "master": {**ARGS.get("master", {}), "version": "9.9.9"}}
+        )
+    lines = str(refused.value).splitlines()
+    assert any(
+        line.startswith("determined:namespace: 'kube-system' belongs to the cluster") for line in lines
+    )
+    assert any(line.startswith("determined:master.version: Determined 9.9.9 is newer") for line in lines)

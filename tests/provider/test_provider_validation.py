@@ -41,6 +41,8 @@ def test_a_union_is_keyed_by_the_variant_its_tag_names_or_its_default():
         "cluster_name": "det",
         "node_pools": pools,
         "resource_pools": [{"name": "aux", "node_pool": "system"}],
+        # CPU slots: a stack must say how many one task pod may take (the Args' rules refuse it).
+        "slots": {"max_slots_per_pod": 1},
     }
     assert isinstance(validated(DeterminedArgs, base | {"database": external}).database, ExternalDatabase)
     in_cluster = validated(DeterminedArgs, base | {"database": {"storage_size": "20Gi"}}).database
