@@ -86,30 +86,22 @@ def rules(task_pods: TaskPods | None = None) -> list[Rule]:
     ]
 
 
-# The rules over sections the Determined component's Args hold themselves (namespaces, pools,
-# master, quotas, slots, TLS, backups...): run on those Args too, so that a program building
-# them directly is refused what a stack file would be (tests/determined/test_component.py
-# checks each gives the same on every stack's config and its Args).
+# Rules that read more than the Determined component's Args hold: the cluster sections
+# (storage, cloud rules, cloud names, DNS-01), whether a key was written (kueue), and the task
+# pods Determined renders (the two partials in `rules()`).
+_STACK_ONLY = {
+    storage.storage_problems,
+    _not_supported_yet,
+    _cloud_rules,
+    name_problems,
+    kueue.queue_problems,
+    dns01_problems,
+}
+# The others judge only sections DeterminedArgs hold: the Args run them on themselves, so a
+# program building them directly is refused what a stack file would be
+# (tests/determined/test_component.py: each gives the same on every stack's config and Args).
 DETERMINED_RULES: list[Rule] = [
-    pools.node_pool_problems,
-    namespaces.namespace_problems,
-    namespaces.addon_namespace_problems,
-    quotas.shared_quota_problems,
-    namespaces.chart_namespace_problems,
-    namespaces.task_namespace_problems,
-    pools.resource_pool_problems,
-    pod_specs.merged_pod_spec_problems,
-    master_rules.version_problems,
-    pools.workspace_problems,
-    slots.slots_problems,
-    gateway_problems,
-    acme_problems,
-    backup_problems,
-    managed_tier_problems,
-    master_rules.master_problems,
-    master_rules.pull_secret_problems,
-    directory_problems,
-    master_config_size_problems,
+    rule for rule in rules() if not isinstance(rule, functools.partial) and rule not in _STACK_ONLY
 ]
 
 

@@ -4,15 +4,13 @@ described field by field; and nothing in components/cluster/ reading the stack c
 
 from __future__ import annotations
 
-import ast
-import inspect
 import types
 from collections.abc import Callable
 from typing import Any
 
 import pulumi
 import pytest
-from conftest import ROOT
+from component_args import undescribed_outputs
 from pydantic import BaseModel
 
 from components.cluster import ClusterHandle
@@ -155,42 +153,5 @@ def test_every_args_field_is_described(model: type[BaseModel]):
 
 @pytest.mark.parametrize("component", [GkeCluster, EksCluster, ExistingCluster], ids=lambda c: c.__name__)
 def test_public_outputs_are_typed_and_described_at_class_level(component: type):
-    """What the SDK's schema analyzer reads: class-level `pulumi.Output` annotations (types,
-    not strings) each followed by its description."""
-    annotations = {k: v for k, v in component.__annotations__.items() if not k.startswith("_")}
-    assert "cluster_name" in annotations
-    for name, annotation in annotations.items():
-        assert not isinstance(annotation, str), name
-        assert "Output" in repr(annotation), name
-    source = ast.parse(inspect.getsource(inspect.getmodule(component)))
-    (cls,) = [n for n in ast.walk(source) if isinstance(n, ast.ClassDef) and n.name == component.__name__]
-    described = {
-        stmt.target.id
-        for stmt, after in zip(cls.body, cls.body[1:], strict=False)
-        if isinstance(stmt, ast.AnnAssign)
-        and isinstance(after, ast.Expr)
-        and isinstance(after.value, ast.Constant)
-        and isinstance(after.value.value, str)
-    }
-    assert described == set(annotations)
-
-
-STACK_CONFIG_NAMES = {"StackConfig", "GkeStack", "EksStack", "ExistingStack"}
-OWNED = [
-    *sorted((ROOT / "components" / "cluster").rglob("*.py")),
-    *[
-        ROOT / "components" / "addons" / f"{name}.py"
-        for name in ("gpu_operator", "nvidia_device_plugin", "gke_driver_installer", "cluster_autoscaler")
-    ],
-]
-
-
-@pytest.mark.parametrize("path", OWNED, ids=lambda p: str(p.relative_to(ROOT)))
-def test_the_cluster_components_never_see_the_stack_config(path):
-    imported = {
-        alias.name
-        for node in ast.walk(ast.parse(path.read_text()))
-        if isinstance(node, ast.ImportFrom)
-        for alias in node.names
-    }
-    assert not imported & STACK_CONFIG_NAMES
+    assert "cluster_name" in component.__annotations__
+    assert undescribed_outputs(component) == []
