@@ -9,7 +9,7 @@ cloud it is on: whatever differs between targets is in the handle.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -110,6 +110,34 @@ def created_cluster(component: CreatedCluster, exports: dict[str, pulumi.Input])
         database=component.database,
         dns01_identity=component.dns01_identity,
         exports=exports,
+    )
+
+
+def publish(
+    component: pulumi.ComponentResource,
+    bucket_scheme: str,
+    configured_bucket: str | None,
+    access: dict[str, pulumi.Input],
+) -> None:
+    """A created cluster's public outputs (cluster name, checkpoint bucket URL, database
+    endpoint), its handle with the stack outputs (name, kubeconfig, `access`: the command that
+    writes a kubeconfig, then where the data lives), and the outputs registered; the same for
+    every cloud. The component holds `cluster`, `kubeconfig`, `bucket`, `database` and what
+    `created_cluster` reads."""
+    c: Any = component
+    c.cluster_name = c.cluster.name
+    bucket = c.bucket or configured_bucket
+    c.checkpoint_bucket = pulumi.Output.concat(bucket_scheme, bucket) if bucket else None
+    c.database_endpoint = database_endpoint(c.database)
+    exports: dict[str, pulumi.Input] = {"clusterName": c.cluster_name, "kubeconfig": c.kubeconfig, **access}
+    c.handle = created_cluster(c, exports | data_exports(c.checkpoint_bucket, c.database_endpoint))
+    c.register_outputs(
+        {
+            "clusterName": c.cluster_name,
+            "kubeconfig": c.kubeconfig,
+            "checkpointBucket": c.checkpoint_bucket,
+            "databaseEndpoint": c.database_endpoint,
+        }
     )
 
 

@@ -21,12 +21,9 @@ import pulumi_kubernetes as k8s
 from components import kube
 from components.addons import gpu_operator, nvidia_device_plugin
 from components.cluster import (
-    ClusterHandle,
     DatabaseServer,
-    created_cluster,
-    data_exports,
-    database_endpoint,
     database_volume,
+    publish,
 )
 from components.cluster.eks import cluster as eks_cluster
 from components.cluster.eks import database, dns, iam, network, node_groups, storage
@@ -204,24 +201,6 @@ class EksCluster(pulumi.ComponentResource):
             )
         self.dns01_identity = dns.dns01_identity(args, self.cluster.name, child)
 
-        self.cluster_name = self.cluster.name
         configured = args.checkpoint_storage.bucket if args.checkpoint_storage else None
-        bucket = self.bucket or configured
-        self.checkpoint_bucket = pulumi.Output.concat("s3://", bucket) if bucket else None
-        self.database_endpoint = database_endpoint(self.database)
-        exports: dict[str, pulumi.Input] = {
-            "clusterName": self.cluster_name,
-            "kubeconfig": self.kubeconfig,
-            "updateKubeconfig": f"aws eks update-kubeconfig --name {name_of} --region {region}",
-        }
-        self.handle: ClusterHandle = created_cluster(
-            self, exports | data_exports(self.checkpoint_bucket, self.database_endpoint)
-        )
-        self.register_outputs(
-            {
-                "clusterName": self.cluster_name,
-                "kubeconfig": self.kubeconfig,
-                "checkpointBucket": self.checkpoint_bucket,
-                "databaseEndpoint": self.database_endpoint,
-            }
-        )
+        update = f"aws eks update-kubeconfig --name {name_of} --region {region}"
+        publish(self, "s3://", configured, {"updateKubeconfig": update})

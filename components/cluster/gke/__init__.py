@@ -20,13 +20,10 @@ import pulumi_kubernetes as k8s
 from components import kube
 from components.addons import gpu_operator
 from components.cluster import (
-    ClusterHandle,
     DatabaseServer,
-    created_cluster,
-    data_exports,
-    database_endpoint,
     database_volume,
     name_kept,
+    publish,
 )
 from components.cluster.gke import cluster as gke_cluster
 from components.cluster.gke import database, dns, network, node_pools, storage
@@ -149,26 +146,10 @@ class GkeCluster(pulumi.ComponentResource):
                 ),
             )
 
-        self.cluster_name = self.cluster.name
         configured = args.checkpoint_storage.bucket if args.checkpoint_storage else None
-        bucket = self.bucket or configured
-        self.checkpoint_bucket = pulumi.Output.concat("gs://", bucket) if bucket else None
-        self.database_endpoint = database_endpoint(self.database)
         cluster = args.cluster
-        exports: dict[str, pulumi.Input] = {
-            "clusterName": self.cluster_name,
-            "kubeconfig": self.kubeconfig,
-            "getCredentials": f"gcloud container clusters get-credentials {cluster.name} "
-            f"--region {cluster.region} --project {project}",
-        }
-        self.handle: ClusterHandle = created_cluster(
-            self, exports | data_exports(self.checkpoint_bucket, self.database_endpoint)
+        credentials = (
+            f"gcloud container clusters get-credentials {cluster.name} "
+            f"--region {cluster.region} --project {project}"
         )
-        self.register_outputs(
-            {
-                "clusterName": self.cluster_name,
-                "kubeconfig": self.kubeconfig,
-                "checkpointBucket": self.checkpoint_bucket,
-                "databaseEndpoint": self.database_endpoint,
-            }
-        )
+        publish(self, "gs://", configured, {"getCredentials": credentials})
