@@ -21,15 +21,11 @@ from components.config.errors import ConfigError, pydantic_problems
 class ArgsModel(ConfigModel):
     """A component's Args (a config model: camelCase fields, unknown keys refused)."""
 
+    # model_validate comes here too: pydantic builds a model with an __init__ of its own
+    # through that __init__ (`__pydantic_custom_init__`, pydantic 2.14
+    # _internal/_model_construction.py:146), so one wrapper serves both.
     def __init__(self, /, **data: Any) -> None:
         try:
             super().__init__(**data)
         except ValidationError as exc:
             raise ConfigError(pydantic_problems(exc, type(self), data)) from None
-
-    @classmethod
-    def model_validate(cls, obj: Any, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return super().model_validate(obj, *args, **kwargs)
-        except ValidationError as exc:
-            raise ConfigError(pydantic_problems(exc, cls, obj)) from None
