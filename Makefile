@@ -9,8 +9,10 @@ STAMP := $(VENV)/.installed
 SCAN_VENV := .venv-scan
 SCAN_STAMP := $(SCAN_VENV)/.installed
 STACK ?= local
+# promtool, for the PromQL checks (see its target below).
+PROMTOOL := .tools/prometheus/usr/bin/promtool
 
-.PHONY: plan test lint format bench docs clean
+.PHONY: plan test lint format bench docs clean tools
 
 # pyproject.toml: the project installs itself (`-e .` in requirements-dev.txt).
 $(STAMP): requirements.txt requirements-dev.txt constraints.txt pyproject.toml
@@ -27,8 +29,24 @@ $(SCAN_STAMP): requirements-scan.txt
 plan: $(STAMP)
 	$(PY) -m plan $(STACK) $(if $(OUT),--out $(OUT))
 
-test: $(STAMP) $(SCAN_STAMP)
+test: $(STAMP) $(SCAN_STAMP) $(PROMTOOL)
 	$(PY) -m pytest
+
+# promtool for the PromQL checks of the dashboards and alerts (tests/observability/promql.py):
+# Debian bookworm's `prometheus` package (2.42), downloaded and unpacked without root. Not
+# pinned to a Debian revision: security updates replace it on the mirror. No fallback: the tests
+# fail without it rather than skip (a skipped check reads as a passed one).
+$(PROMTOOL):
+	rm -rf .tools/download && mkdir -p .tools/download
+	cd .tools/download && apt-get download prometheus || { \
+	  echo "apt-get download prometheus failed: a Debian/Ubuntu machine whose package lists know it is" \
+	    "needed (run 'apt-get update' as root), or set PROMTOOL to a promtool and run pytest" >&2; exit 1; }
+	dpkg -x .tools/download/prometheus_*.deb .tools/prometheus
+	rm -rf .tools/download
+	$(PROMTOOL) --version | head -1
+	touch $(PROMTOOL)
+
+tools: $(PROMTOOL)
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
@@ -38,7 +56,7 @@ format: $(STAMP)
 	$(PY) -m ruff check --fix .
 	$(PY) -m ruff format .
 
-bench: $(STAMP) $(SCAN_STAMP)
+bench: $(STAMP) $(SCAN_STAMP) $(PROMTOOL)
 	$(PY) scripts/bench.py --tests
 
 # The documentation site (docs/, mkdocs.yml) into build/site; `make test` does not need these
@@ -53,4 +71,4 @@ docs: $(DOCS_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict -d build/site
 
 clean:
-	rm -rf build .pytest_cache .ruff_cache
+	rm -rf build .pytest_cache .ruff_cache .tools

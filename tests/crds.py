@@ -75,9 +75,26 @@ for _name, (_low, _high) in _INT_RANGES.items():
     )
 
 
+def _python_patterns(node: Any) -> Any:
+    """Go (RE2) patterns as Python reads them: a flag group after the start, `^(?i)x` (the
+    PrometheusRule schema's partial_response_strategy), becomes the scoped `^(?i:x)`."""
+    if isinstance(node, dict):
+        return {
+            key: (
+                value.replace("(?i)", "(?i:", 1) + ")"
+                if key == "pattern" and isinstance(value, str) and "(?i)" in value[1:]
+                else _python_patterns(value)
+            )
+            for key, value in node.items()
+        }
+    if isinstance(node, list):
+        return [_python_patterns(item) for item in node]
+    return node
+
+
 @functools.cache
 def _validator(file_name: str):
-    schema = structural(json.loads((SCHEMA_DIR / file_name).read_text()))
+    schema = structural(_python_patterns(json.loads((SCHEMA_DIR / file_name).read_text())))
     properties = schema["properties"]
     properties["metadata"] = {"type": "object"}  # checked by _metadata_problems
     properties.pop("status", None)  # reported by crd_problems

@@ -12,6 +12,7 @@ without a key set fails.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,9 +59,11 @@ def load_keys(path: Path) -> ChartKeys:
                 header[key.strip()] = value.strip()
             continue
         fields = text.split()
-        if len(fields) != 2 or fields[1] not in KINDS or "" in fields[0].split("."):
+        # `\.` is a dot inside one key (grafana's `grafana.ini`).
+        parts = [part.replace("\\.", ".") for part in re.split(r"(?<!\\)\.", fields[0])] if fields else []
+        if len(fields) != 2 or fields[1] not in KINDS or "" in parts:
             raise ValueError(f"{path.name}:{number}: expected 'path kind' (kind S, L or *), got {line!r}")
-        key_path = tuple(fields[0].split("."))
+        key_path = tuple(parts)
         if key_path in paths:
             raise ValueError(f"{path.name}:{number}: {fields[0]} listed twice")
         paths[key_path] = fields[1]
@@ -109,7 +112,7 @@ def unknown_paths(values: Any, keys: ChartKeys, _prefix: tuple[str, ...] = ()) -
         key = str(raw_key)
         path = (*_prefix, key)
         dotted = ".".join(path)
-        if "." in key:
+        if "." in key and path not in keys.paths and path not in keys.maps:
             # Helm reads {"a.b": 1} as the literal key "a.b", never as a.b.
             found.append(f"{dotted}: a key written with a dot (Helm reads it literally; nest it instead)")
             continue
@@ -226,6 +229,17 @@ def test_values_the_chart_reads_pass(sample):
 )
 def test_values_the_chart_does_not_read_are_reported(sample, values, expected):
     assert unknown_paths(values, sample) == [expected]
+
+
+def test_a_key_with_a_dot_is_written_escaped(tmp_path):
+    path = tmp_path / "dotted.txt"
+    path.write_text("# chart: x\n# version: 1\ngrafana.grafana\\.ini *\n")
+    keys = load_keys(path)
+    assert keys.paths == {("grafana", "grafana.ini"): "*"}
+    assert unknown_paths({"grafana": {"grafana.ini": {"server": {"root_url": "x"}}}}, keys) == []
+    assert unknown_paths({"grafana": {"grafana.init": {}}}, keys) == [
+        "grafana.grafana.init: a key written with a dot (Helm reads it literally; nest it instead)"
+    ]
 
 
 def test_every_problem_is_reported(sample):
