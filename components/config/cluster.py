@@ -116,6 +116,15 @@ class CloudCluster(ClusterConfig):
         default_factory=list,
         description="gke/eks: zones of `region` for the cluster (default: the cloud's choice).",
     )
+    # What each cloud's repair catches, and what it does not (GPU errors on GKE): docs/clouds/.
+    node_repair: Flag = Field(
+        True,
+        description="gke/eks: repair unhealthy nodes (default: on). gke: node auto-repair on every node pool "
+        "(a node NotReady or silent ~10 min, or its boot disk full ~30 min, is recreated; GPU errors are "
+        "not among its checks). eks: node auto repair on every node group and the EKS node monitoring agent "
+        "add-on, whose conditions add kernel, network, storage and GPU (critical XID, double-bit ECC, "
+        "NVLink) errors; GPU groups repair one node at a time. Off: no repair, no agent.",
+    )
 
 
 # Region and zone names as the clouds spell them; they reach provider settings, resource

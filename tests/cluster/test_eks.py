@@ -174,7 +174,14 @@ def test_least_privilege_roles_cni_and_ebs_policies_are_not_on_the_node_role():
     assert attached["vpc-cni"] == {"AmazonEKS_CNI_Policy"}
     assert attached["ebs-csi"] == {"AmazonEBSCSIDriverPolicy"}
     addons = {a["inputs"]["addonName"]: a["inputs"] for a in of_type(result, "eks/addon:Addon")}
-    assert set(addons) == {"vpc-cni", "kube-proxy", "eks-pod-identity-agent", "coredns", "aws-ebs-csi-driver"}
+    assert set(addons) == {
+        "vpc-cni",
+        "kube-proxy",
+        "eks-pod-identity-agent",
+        "coredns",
+        "aws-ebs-csi-driver",
+        "eks-node-monitoring-agent",
+    }
     assert addons["vpc-cni"]["podIdentityAssociations"][0]["serviceAccount"] == "aws-node"
     assert (
         addons["aws-ebs-csi-driver"]["podIdentityAssociations"][0]["serviceAccount"]
@@ -493,7 +500,9 @@ def test_the_vpc_cni_enforces_network_policies_and_the_other_add_ons_keep_their_
     for stack in ("eks-dev", "eks-prod"):
         addons = {a["inputs"]["addonName"]: a["inputs"] for a in of_type(planned(stack), "eks/addon:Addon")}
         assert json.loads(addons["vpc-cni"]["configurationValues"]) == {"enableNetworkPolicy": "true"}
-        assert all("configurationValues" not in a for name, a in addons.items() if name != "vpc-cni")
+        # The node monitoring agent's: tests/cluster/test_node_repair.py.
+        configured = {"vpc-cni", "eks-node-monitoring-agent"}
+        assert all("configurationValues" not in a for name, a in addons.items() if name not in configured)
 
 
 # --- node groups that start, GPU labels, tags named by key -----------------------------------

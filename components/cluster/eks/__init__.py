@@ -102,10 +102,10 @@ class EksCluster(pulumi.ComponentResource):
         # Add-ons the nodes need to join and get addresses: before the node groups.
         addon_roles = eks_cluster.addon_roles(args, child)
         addons: dict[str, aws.eks.Addon] = {}
-        for addon in eks_cluster.ADDONS:
+        for addon in eks_cluster.addons(args):
             if addon not in eks_cluster.ADDONS_ON_NODES:
                 addons[addon] = eks_cluster.addon(
-                    addon, self.cluster, addon_roles.get(addon), child, invoke_output
+                    args, addon, self.cluster, addon_roles.get(addon), child, invoke_output
                 )
         before_groups = [*node_role.ready, *addons.values()]
         self.node_groups = [
@@ -129,10 +129,10 @@ class EksCluster(pulumi.ComponentResource):
             if master_pool is None or pool.name == master_pool.name
         ]
         after_nodes = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=system_groups))
-        for addon in eks_cluster.ADDONS:
+        for addon in eks_cluster.addons(args):
             if addon in eks_cluster.ADDONS_ON_NODES:
                 addons[addon] = eks_cluster.addon(
-                    addon, self.cluster, addon_roles.get(addon), after_nodes, invoke_output
+                    args, addon, self.cluster, addon_roles.get(addon), after_nodes, invoke_output
                 )
 
         name_of = args.cluster.name
@@ -147,8 +147,12 @@ class EksCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=self.access),
         )
         kube_opts = pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.kubernetes})
-        # Not the GPU groups, the GPU operator or the device plugin: Determined starts without them.
-        self.ready: list[pulumi.Resource] = [*system_groups, *addons.values()]
+        # Not the GPU groups, the GPU operator, the device plugin or the node monitoring agent:
+        # Determined starts without them.
+        self.ready: list[pulumi.Resource] = [
+            *system_groups,
+            *(a for name, a in addons.items() if name != eks_cluster.NODE_MONITORING_AGENT),
+        ]
 
         node_groups.autoscaler(args, self.cluster, caller.account_id, self.node_groups, child, kube_opts)
 

@@ -13,8 +13,10 @@ import pulumi
 import pulumi_aws as aws
 
 from components import versions
+from components.addons.gpu_operator import with_gpu_pool_taints
 from components.cluster.eks import iam
 from components.cluster.eks.args import EksClusterArgs
+from components.config.node_pools import GPU_TAINT
 from components.kube.kubeconfig import kubeconfig as kube_kubeconfig
 
 LOG_TYPES = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
@@ -34,10 +36,27 @@ CLUSTER_VERSION_FOLLOWERS = {"aws:eks/nodeGroup:NodeGroup": "version", "aws:eks/
 # 2026-11-25), not the newest, which may not have had its defaults' testing yet.
 ADDON_MOST_RECENT = False
 ADMIN_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
-# Managed add-ons, each at the default version for the cluster's Kubernetes version.
-ADDONS = ("vpc-cni", "kube-proxy", "eks-pod-identity-agent", "coredns", "aws-ebs-csi-driver")
-# Add-ons whose pods need nodes to run on (the others are DaemonSets or cluster-side).
-ADDONS_ON_NODES = {"coredns", "aws-ebs-csi-driver"}
+# The EKS node monitoring agent: DaemonSets that turn what a node's logs and DCGM say into node
+# conditions (KernelReady, NetworkingReady, StorageReady, ContainerRuntimeReady,
+# AcceleratedHardwareReady) that node auto repair acts on (node_groups.node_repair_config).
+# Without it auto repair sees only the kubelet's Ready (https://docs.aws.amazon.com/eks/latest/
+# userguide/node-health.html: awsdocs/amazon-eks-user-guide latest/ug/nodes/node-health.adoc at
+# 049ce23, read 2026-11-26). What it reports on GPUs: docs/clouds/eks.md, node health.
+NODE_MONITORING_AGENT = "eks-node-monitoring-agent"
+# Managed add-ons, each at the default version for the cluster's Kubernetes version; the node
+# monitoring agent only with cluster.nodeRepair (addons()).
+ADDONS = (
+    "vpc-cni",
+    "kube-proxy",
+    "eks-pod-identity-agent",
+    "coredns",
+    "aws-ebs-csi-driver",
+    NODE_MONITORING_AGENT,
+)
+# Add-ons created once the system nodes exist: those whose pods need nodes to run on, and the
+# node monitoring agent, which nothing before the node groups needs (its DaemonSets reach every
+# node as it joins). The others (DaemonSets the nodes need to join, cluster-side) come first.
+ADDONS_ON_NODES = {"coredns", "aws-ebs-csi-driver", NODE_MONITORING_AGENT}
 # Add-on settings other than the defaults (the add-on's configuration values). The VPC CNI
 # enforces NetworkPolicies only with its network policy agent, which is off by default.
 ADDON_SETTINGS: dict[str, dict[str, Any]] = {"vpc-cni": {"enableNetworkPolicy": "true"}}
@@ -52,9 +71,35 @@ def addon_version(
     ).version
 
 
-def addon_configuration(addon: str) -> str | None:
+def addons(args: EksClusterArgs) -> tuple[str, ...]:
+    """The cluster's managed add-ons: ADDONS, without the node monitoring agent when
+    cluster.nodeRepair is off (its conditions serve node auto repair)."""
+    return tuple(a for a in ADDONS if a != NODE_MONITORING_AGENT or args.cluster.node_repair)
+
+
+def node_monitoring_settings(args: EksClusterArgs) -> dict[str, Any] | None:
+    """The node monitoring agent's configuration values: tolerations for every taint of the GPU
+    groups on its DCGM server, or None without GPU groups.
+
+    The agent reads GPU health from DCGM through an nv-hostengine on localhost:5555, which the
+    add-on's `dcgm-server` DaemonSet runs on NVIDIA instance types only (a list in its affinity),
+    tolerating no taint by default (`dcgmAgent.tolerations: []`): on this stack's GPU groups,
+    tainted nvidia.com/gpu=present:NoSchedule and more, it would not run, and the agent would see
+    no GPU error through DCGM. The agent itself tolerates every taint (`nodeAgent.tolerations:
+    [{operator: Exists}]`). Source: aws/eks-node-monitoring-agent@v1.7.0 (c399089)
+    charts/eks-node-monitoring-agent/values.yaml:93-95,125-158, templates/dcgm-daemonset.yaml:34-36,
+    72-76, README.md:33-50; the add-on accepts `dcgmAgent.tolerations` in its configuration schema
+    (charts/configuration.schema.json: DCGMAgent.tolerations, an array of objects), in every tagged
+    release v1.6.0-v1.7.0 (tests/cluster/test_node_repair.py checks the document against it)."""
+    gpu_pools = [pool for pool in args.node_pools if pool.gpu]
+    if not gpu_pools:
+        return None
+    return {"dcgmAgent": {"tolerations": with_gpu_pool_taints([GPU_TAINT.toleration], gpu_pools)}}
+
+
+def addon_configuration(addon: str, args: EksClusterArgs) -> str | None:
     """An add-on's configuration values as EKS takes them (a JSON document), or None."""
-    settings = ADDON_SETTINGS.get(addon)
+    settings = node_monitoring_settings(args) if addon == NODE_MONITORING_AGENT else ADDON_SETTINGS.get(addon)
     return json.dumps(settings, sort_keys=True) if settings else None
 
 
@@ -176,6 +221,7 @@ def addon_roles(args: EksClusterArgs, opts: pulumi.ResourceOptions) -> dict[str,
 
 
 def addon(
+    args: EksClusterArgs,
     name: str,
     cluster: aws.eks.Cluster,
     role: tuple[iam.Role, str] | None,
@@ -193,7 +239,7 @@ def addon(
         "resolve_conflicts_on_create": "OVERWRITE",
         "resolve_conflicts_on_update": "OVERWRITE",
     }
-    configuration = addon_configuration(name)
+    configuration = addon_configuration(name, args)
     if configuration:
         addon_args["configuration_values"] = configuration
     if role is not None:

@@ -34,7 +34,19 @@ from components.config.node_pools import EksNodePool
 # the old ones, the group stays), https://docs.aws.amazon.com/eks/latest/APIReference/API_UpdateNodegroupVersion.html,
 # and TagResource for tags (read 2026-11-25); the provider marks the others ForceNew
 # (hashicorp/terraform-provider-aws internal/service/eks/node_group.go, under pulumi-aws).
-IN_PLACE_INPUTS = ("labels", "taints", "scaling_config", "update_config", "tags", "version")
+# node_repair_config too: UpdateNodegroupConfig takes nodeRepairConfig, and CloudFormation says
+# "Update requires: No interruption" for each of its fields (https://docs.aws.amazon.com/
+# AWSCloudFormation/latest/TemplateReference/aws-properties-eks-nodegroup-noderepairconfig.html,
+# read 2026-11-26).
+IN_PLACE_INPUTS = (
+    "labels",
+    "taints",
+    "scaling_config",
+    "update_config",
+    "node_repair_config",
+    "tags",
+    "version",
+)
 
 # The desired size belongs to the cluster-autoscaler after creation: `pulumi up` ignores it
 # (ignore_changes) and so sends the value in the stack's state whenever scalingConfig changes
@@ -105,6 +117,34 @@ def node_labels(pool: EksNodePool) -> dict[str, str]:
     return labels
 
 
+# Node auto repair of managed node groups (off unless enabled: NodeRepairConfig `enabled`,
+# https://docs.aws.amazon.com/eks/latest/APIReference/API_NodeRepairConfig.html, read 2026-11-26)
+# acts on the kubelet's Ready and, with the node monitoring agent (cluster.NODE_MONITORING_AGENT),
+# on its conditions: AcceleratedHardwareReady after 10 minutes (Replace or Reboot), the others
+# after 30 (Replace); DiskPressure and MemoryPressure never. By default it holds back while a group
+# of more than five nodes has more than 20% unhealthy, or during an ARC zonal shift. Source: EKS
+# user guide "Automatically repair nodes in EKS clusters" (awsdocs/amazon-eks-user-guide
+# latest/ug/nodes/node-repair.adoc at dbc0b72, read 2026-11-26). Those defaults stay; GPU groups
+# repair one node at a time (maxParallelNodesRepairedCount, minimum 1: API reference above): a
+# replacement needs a free GPU instance of the type, often scarce (the reason GKE GPU pools upgrade
+# without a surge node, components/cluster/gke/node_pools.py), and a fault common to many GPU nodes
+# (a driver, an AMI) is better met one node at a time than by replacing the whole group at once.
+GPU_REPAIR_PARALLELISM = 1
+
+
+def node_repair_config(args: EksClusterArgs, pool: EksNodePool) -> dict[str, Any]:
+    """The group's node auto repair: on with cluster.nodeRepair (GPU groups one node at a time),
+    else explicitly off (the provider keeps what the group has when the input is absent:
+    node_repair_config is Optional and Computed: hashicorp/terraform-provider-aws
+    internal/service/eks/node_group.go at 012e0a3, read 2026-11-26)."""
+    if not args.cluster.node_repair:
+        return {"enabled": False}
+    config: dict[str, Any] = {"enabled": True}
+    if pool.gpu:
+        config["max_parallel_nodes_repaired_count"] = GPU_REPAIR_PARALLELISM
+    return config
+
+
 def node_group_args(
     args: EksClusterArgs,
     pool: EksNodePool,
@@ -133,6 +173,7 @@ def node_group_args(
             "desired_size": pool.min_nodes,
         },
         "update_config": {"max_unavailable": 1},
+        "node_repair_config": node_repair_config(args, pool),
         # Labels and taints change in place (EKS UpdateNodegroupConfig), without new nodes.
         "labels": node_labels(pool),
         "taints": [t.node_taint for t in pool.all_taints],

@@ -11,6 +11,7 @@ from components.cluster.args import CloudClusterArgs
 from components.config.checkpoint_storage import GcsStorage
 from components.config.cluster import GkeCluster
 from components.config.node_pools import GkeNodePool
+from components.config.syntax import Flag
 
 
 class GkeClusterArgs(CloudClusterArgs):
@@ -28,6 +29,13 @@ class GkeClusterArgs(CloudClusterArgs):
         None,
         description="Checkpoints on GCS: the bucket is created unless named, and the master's, tasks' and "
         "backup Jobs' service accounts reach it through workload identity. Default: none.",
+    )
+    gke_managed_dcgm: Flag | None = Field(
+        None,
+        description="GKE's managed DCGM metrics (a dcgm-exporter GKE runs on GPU pools whose drivers GKE "
+        "manages, read through Managed Service for Prometheus): true turns the package and managed "
+        "collection on, false turns the package off; both send GKE's default monitoring components with or "
+        "without DCGM. Default: unset, the cluster's own setting (new clusters have it on).",
     )
     scheduler: Literal["default", "kueue"] = Field(
         "default",

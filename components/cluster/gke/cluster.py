@@ -11,6 +11,7 @@ from typing import Any
 import pulumi
 
 from components.cluster.gke.args import GkeClusterArgs
+from components.cluster.gke.monitoring import monitoring_config
 from components.cluster.gke.network import Network
 from components.cluster.gke.node_pools import NODE_SCOPES
 from components.kube.kubeconfig import kubeconfig as kube_kubeconfig
@@ -53,6 +54,9 @@ def cluster_args(
         "datapath_provider": "ADVANCED_DATAPATH",
         "resource_labels": dict(cluster.tags),
     }
+    monitoring = monitoring_config(args)
+    if monitoring is not None:
+        result["monitoring_config"] = monitoring
     if cluster.zones:
         result["node_locations"] = list(cluster.zones)
     if cluster.kubernetes_version:

@@ -141,6 +141,22 @@ def ignored_changes(pool: GkeNodePool) -> list[str]:
     return ["initialNodeCount"] if pool.gpu else ["initialNodeCount", "nodeConfig.shieldedInstanceConfig"]
 
 
+# Node auto-repair recreates a node that reports NotReady, or nothing, for about 10 minutes, or
+# whose boot disk is full for about 30 (https://cloud.google.com/kubernetes-engine/docs/how-to/
+# node-auto-repair, "Repair criteria", read 2026-11-26). GPU pools get it like every pool, but none
+# of its checks looks at the GPUs: a GPU that fails while the kubelet stays Ready (XID 79 "fallen
+# off the bus", double-bit ECC) is not repaired; the GPU alerts of the observability stack see it
+# (docs/clouds/gke.md, node health). Changed in place (management is not ForceNew:
+# hashicorp/terraform-provider-google google/services/container/resource_container_node_pool.go at
+# e03b762, :485-508, read 2026-11-26). Auto-upgrade stays on: with a release
+# channel (every cluster of this stack has one) "Node auto-upgrade defaults to true and cannot be
+# disabled" (https://cloud.google.com/kubernetes-engine/docs/reference/rest/Shared.Types/ReleaseChannel,
+# read 2026-11-26).
+def management(args: GkeClusterArgs) -> dict[str, bool]:
+    """Every pool's node management: auto-repair as `cluster.nodeRepair` says, auto-upgrade on."""
+    return {"auto_repair": args.cluster.node_repair, "auto_upgrade": True}
+
+
 def node_pool_args(
     args: GkeClusterArgs, pool: GkeNodePool, cluster: Any, service_account: Any
 ) -> dict[str, Any]:
@@ -181,7 +197,7 @@ def node_pool_args(
             # Spot capacity is found wherever it is; on-demand pools stay spread.
             "location_policy": "ANY" if pool.spot else "BALANCED",
         },
-        "management": {"auto_repair": True, "auto_upgrade": True},
+        "management": management(args),
         # Set on every pool, so that turning cluster.privateNodes on (or off) reaches pools that
         # exist: unset, a pool keeps what the cluster said when it was created. Updated in place
         # (network_config.enable_private_nodes is not ForceNew; a change calls NodePools.update:
