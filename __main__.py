@@ -19,6 +19,7 @@ from components import config, constants, versions
 from components.config.tls import ExposedTls
 from components.determined import tls
 from components.determined.determined import Determined
+from components.observability import grafana
 
 
 def main() -> Determined:
@@ -45,6 +46,10 @@ def main() -> Determined:
         f"{constants.MASTER_SERVICE_PORT}:{constants.MASTER_SERVICE_PORT}",
     )
     pulumi.export("resourcePools", det.resource_pool_namespaces)
+    if args.observed:
+        pulumi.export("grafanaUrl", det.grafana_url)
+        pulumi.export("grafanaPortForward", grafana.port_forward(args))
+        pulumi.export("grafanaAdminPassword", det.grafana_admin_password)
     # What the next update reads back (the master version that ran, its upgrade dump).
     for name, value in det.state_outputs.items():
         pulumi.export(name, value)

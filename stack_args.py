@@ -14,6 +14,7 @@ from components.config.checkpoint_storage import GcsStorage, S3Storage
 from components.config.cluster import GkeCluster
 from components.determined import proxy, resource_pools
 from components.determined.args import STACK_CHECKED, DeterminedArgs
+from components.observability import dcgm
 
 if TYPE_CHECKING:  # imported where used: each cluster imports its own cloud's SDK
     from components.cluster import ClusterHandle
@@ -23,6 +24,20 @@ if TYPE_CHECKING:  # imported where used: each cluster imports its own cloud's S
 
 # The keys the stack configuration and DeterminedArgs share: the same models, passed on.
 _SHARED = [name for name in DeterminedArgs.model_fields if name in StackConfig.model_fields]
+
+
+def gpu_metrics(cfg: StackConfig) -> str:
+    """Where the GPU metrics come from (components.observability.dcgm.source)."""
+    return dcgm.source(cfg.cloud, cfg.gpu_operator.enabled, cfg.node_pools)
+
+
+def gke_managed_dcgm(cfg: GkeStack) -> bool | None:
+    """Whether GKE runs its own DCGM exporter: not beside the project's (observability on,
+    NVIDIA's chart on GKE-managed-driver nodes: two exporters on one GPU); on when the
+    metrics come from it; else what GKE does by default (None)."""
+    if not cfg.observed:
+        return None
+    return {"chart": False, "gke": True}.get(gpu_metrics(cfg))
 
 
 def determined_args(cfg: StackConfig) -> DeterminedArgs:
@@ -39,6 +54,7 @@ def determined_args(cfg: StackConfig) -> DeterminedArgs:
         "cluster_name": cluster.name,
         "region": getattr(cluster, "region", None),
         "service_cidrs": service_cidrs,
+        "gpu_metrics": gpu_metrics(cfg),
     }
     fields = DeterminedArgs.model_fields
     checked = STACK_CHECKED.set(True)  # the stack's rules ran over these sections
@@ -109,7 +125,8 @@ def gke_cluster_args(cfg: GkeStack) -> GkeClusterArgs:
 
     storage = cfg.checkpoint_storage if isinstance(cfg.checkpoint_storage, GcsStorage) else None
     return GkeClusterArgs.model_validate(
-        _created_cluster_values(cfg) | {"checkpointStorage": storage, "scheduler": cfg.scheduler}
+        _created_cluster_values(cfg)
+        | {"checkpointStorage": storage, "scheduler": cfg.scheduler, "gkeManagedDcgm": gke_managed_dcgm(cfg)}
     )
 
 

@@ -154,6 +154,10 @@ GPU_OPERATOR_NAMESPACE = "gpu-operator"
 KUEUE_NAMESPACE = "kueue-system"
 # Reloader's Release; its namespace is `<watched namespace>-reloader` (addons/reloader.py).
 RELOADER_RELEASE = "reloader"
+# Observability's namespace is `<Determined namespace>-monitoring` (config/namespaces.py).
+MONITORING_SUFFIX = "monitoring"
+# The Jobs that keep Prometheus' token for the master fresh (observability/master_metrics.py).
+METRICS_TOKEN_COMPONENT = "metrics-token"
 # GKE's NVIDIA driver installer DaemonSet (addons/gke_driver_installer.py).
 GKE_DRIVER_INSTALLER_NAMESPACE = "kube-system"
 GKE_DRIVER_INSTALLER_NAME = "nvidia-driver-installer"

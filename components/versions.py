@@ -300,3 +300,19 @@ def not_offered(cloud: str, version: str, table: dict[str, Any], read: date, gon
     if minor_tuple(version) > minor_tuple(max(table, key=minor_tuple)):
         return f"this release does not know it yet (its {cloud} table was read on {read})"
     return gone
+
+
+# Observability (components/observability). kube-prometheus-stack 88.5.3 (Prometheus Operator
+# v0.93.1, kube-state-metrics 2.20.0, node exporter 1.12.1, Grafana 12.11.1) and the
+# postgres exporter chart 8.2.0 (postgres_exporter v0.20.1): newest releases
+# (prometheus-community/helm-charts tags kube-prometheus-stack-88.5.3,
+# prometheus-postgres-exporter-8.2.0, read 2026-11-26). dcgm-exporter chart 4.8.2
+# (image 4.5.3-4.8.2): NVIDIA/dcgm-exporter tag 4.5.3-4.8.2, deployment/Chart.yaml.
+PROMETHEUS_COMMUNITY_REPOSITORY = "https://prometheus-community.github.io/helm-charts"
+KUBE_PROMETHEUS_STACK_CHART = "kube-prometheus-stack"
+KUBE_PROMETHEUS_STACK_VERSION = "88.5.3"
+POSTGRES_EXPORTER_CHART = "prometheus-postgres-exporter"
+POSTGRES_EXPORTER_VERSION = "8.2.0"
+DCGM_EXPORTER_CHART = "dcgm-exporter"
+DCGM_EXPORTER_REPOSITORY = "https://nvidia.github.io/dcgm-exporter/helm-charts"
+DCGM_EXPORTER_VERSION = "4.8.2"

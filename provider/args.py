@@ -8,6 +8,16 @@ from typing import Any, NotRequired, TypedDict
 from provider import cluster
 
 
+class AlertThresholds(TypedDict):
+    "When the alerts that depend on how a platform runs fire."
+
+    task_pending_minutes: NotRequired[int]
+    "Minutes (5 to 10080) a task's pod may wait to be scheduled or admitted before DeterminedTaskPending fires; default 30."
+
+    gpu_idle_minutes: NotRequired[int]
+    "Minutes (15 to 10080) a GPU may be allocated to a task and idle before GpuAllocatedIdle fires; default 60."
+
+
 class BackupSettings(TypedDict):
     "The fields of BackupSettings, ServerBackupSettings; a field read by some of them only says which.\n\nBackupSettings: Dumps of the database (`pg_dump --format=custom`, by a client of the server's major version) in the checkpoint store: under `<prefix>/determined-db-backups/` of the checkpoint bucket or container (gcs, s3, azure: with the identity or credentials checkpoints use), or on the claim `determined-db-backups` (sharedFs, directory).\n\n`schedule`: a CronJob's schedule (UTC); null: no scheduled dumps. `keepDays`: scheduled runs delete dumps older than this, never the one they just wrote. `beforeUpgrade`: a changed master version first runs a dump Job to completion, before the master migrates the schema (refused off in prod). `storageSize`: the claim's size (sharedFs/directory only). `clientImage`, `rcloneImage`: mirrors of the PostgreSQL client and rclone images (pinned).\n\nServerBackupSettings: Backups of a database on a server the stack does not run (external) or the cloud runs (managed): no scheduled dumps by default, since such servers keep their own backups (Cloud SQL and RDS daily backups, and point-in-time recovery in prod; an external server's by whoever runs it). A schedule adds portable dumps next to them; the dump before an upgrade runs in every mode."
 
@@ -301,6 +311,9 @@ class EksClusterConfig(TypedDict):
     zones: NotRequired[list[str]]
     "The created VPC's availability zones, at least two (prod: three; default: the region's first two, prod three, available zones)."
 
+    node_repair: NotRequired[bool]
+    "gke/eks: repair unhealthy nodes (default: on). gke: node auto-repair on every node pool (a node NotReady or silent ~10 min, or its boot disk full ~30 min, is recreated; GPU errors are not among its checks). eks: node auto repair on every node group and the EKS node monitoring agent add-on, whose conditions add kernel, network, storage and GPU (critical XID, double-bit ECC, NVLink) errors; GPU groups repair one node at a time. Off: no repair, no agent."
+
     vpc: NotRequired[EksVpc]
     "The cluster's VPC: created (default) or an existing one."
 
@@ -441,6 +454,9 @@ class GkeClusterConfig(TypedDict):
 
     zones: NotRequired[list[str]]
     "Zones of `region` for the nodes (e.g. `us-central1-a`; default: three of the region, GKE's choice)."
+
+    node_repair: NotRequired[bool]
+    "gke/eks: repair unhealthy nodes (default: on). gke: node auto-repair on every node pool (a node NotReady or silent ~10 min, or its boot disk full ~30 min, is recreated; GPU errors are not among its checks). eks: node auto repair on every node group and the EKS node monitoring agent add-on, whose conditions add kernel, network, storage and GPU (critical XID, double-bit ECC, NVLink) errors; GPU groups repair one node at a time. Off: no repair, no agent."
 
     project: NotRequired[str]
     "The Google Cloud project ID; wins over `gcp:project`, and one of the two is required."
@@ -760,6 +776,25 @@ class NodePool(TypedDict):
     "Existing clusters only: labels the pool's nodes already carry; required for pools used by resource pools (default: falls back to `labels`). Only for ExistingNodePool."
 
 
+class ObservabilityConfig(TypedDict):
+    "Metrics (Prometheus), dashboards (Grafana) and alerts (Alertmanager) in the namespace `<namespace>-monitoring`."
+
+    enabled: NotRequired[bool]
+    "`true` installs kube-prometheus-stack (Prometheus, Alertmanager, Grafana, kube-state-metrics, node exporter), the GPU (DCGM), database and master scrapes, the project's dashboards and alerts; default: on in prod, off in dev."
+
+    retention: NotRequired[str]
+    "How long Prometheus keeps samples (a duration such as 15d or 2w); default 15d. Samples are also dropped oldest first when the volume is 90% full."
+
+    storage_size: NotRequired[str]
+    "The size of Prometheus' persistent volume (a Kubernetes quantity); default 50Gi."
+
+    storage_class: NotRequired[str]
+    "The StorageClass of Prometheus' and Alertmanager's volumes; default the cluster's default class."
+
+    alerts: NotRequired[AlertThresholds]
+    "`{taskPendingMinutes, gpuIdleMinutes}`: when the alerts on waiting tasks and idle GPUs fire."
+
+
 class QuotaLimits(TypedDict):
     "Caps on what the namespace's pods may set as limits (limits.cpu, limits.memory)."
 
@@ -1004,6 +1039,12 @@ class DeterminedArgs(TypedDict):
     network_policies: NotRequired[bool]
     "false: no NetworkPolicies fencing the deployment's namespaces. Default true."
 
+    gpu_metrics: NotRequired[str]
+    "With observability on, where GPU metrics come from: operator (the NVIDIA GPU operator's DCGM exporter, which the cluster runs), chart (NVIDIA's dcgm-exporter chart, installed here), gke (GKE's managed DCGM exporter) or none (no GPU nodes). Default chart. One of: operator, chart, gke, none."
+
+    observability: NotRequired[ObservabilityConfig]
+    "Metrics, dashboards and alerts: `{enabled, retention, storageSize, storageClass, alerts}`; on by default in prod."
+
     cluster: cluster.ClusterHandle
     "Where Determined runs: the cluster component's kubeconfig and handle outputs (defaultStorageClass, storageIdentity, bucket, databaseServer), or a kubeconfig alone."
 
@@ -1088,11 +1129,15 @@ class GkeClusterArgs(TypedDict):
     checkpoint_storage: NotRequired[GcsStorage]
     "Checkpoints on GCS: the bucket is created unless named, and the master's, tasks' and backup Jobs' service accounts reach it through workload identity. Default: none."
 
+    gke_managed_dcgm: NotRequired[bool]
+    "GKE's managed DCGM metrics (a dcgm-exporter GKE runs on GPU pools whose drivers GKE manages, read through Managed Service for Prometheus): true turns the package and managed collection on, false turns the package off; both send GKE's default monitoring components with or without DCGM. Default: unset, the cluster's own setting (new clusters have it on)."
+
     scheduler: NotRequired[str]
     "default or kueue: with kueue a private cluster's control plane may call Kueue's webhook and visibility API (a firewall rule on a created network). Default default. One of: default, kueue."
 
 
 __all__ = [
+    "AlertThresholds",
     "BackupSettings",
     "Certificate",
     "CheckpointStorageConfig",
@@ -1126,6 +1171,7 @@ __all__ = [
     "NfsShare",
     "NodePool",
     "Observability",
+    "ObservabilityConfig",
     "Proxy",
     "QuotaConfig",
     "QuotaLimits",

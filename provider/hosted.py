@@ -109,6 +109,12 @@ class Determined(_Determined):
     master_version: pulumi.Output[str]
     "The master version that runs, known once its Deployment is ready (the next update reads it back to tell an upgrade)."
 
+    grafana_url: pulumi.Output[str]
+    "With observability on: Grafana's URL, https://<tls.host>/grafana/ with tls mode ingress, else its Service inside the cluster (reach it with kubectl port-forward); empty when off."
+
+    grafana_admin_password: pulumi.Output[str]
+    "Secret: with observability on, the password of Grafana's `admin` user (generated); empty when off."
+
     def __init__(self, name: str, args: args.DeterminedArgs, opts: pulumi.ResourceOptions | None = None):
         values = {key: value for key, value in args.items() if key != "cluster"}
         handle = cluster.handle(name, args["cluster"], opts)

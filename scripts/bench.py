@@ -2,11 +2,12 @@
 
     python scripts/bench.py [--runs N] [--tests]
 
-Plans the `local` stack, the `gke-dev` and `eks-dev` stacks and a generated stack with 40
-resource pools, each in a fresh process (as a user runs it), and reports the median wall
-time and the peak RSS, and the cloud stacks against local's. A cloud stack imports its
-cloud's SDK (pulumi_gcp: about 1.5-2 s and ~95 MiB on a 2-core machine; pulumi_aws less);
-only stacks of that cloud pay for it (no target: it is reported to watch).
+Plans the `local` stack, the same with observability on, the `gke-dev` and `eks-dev`
+stacks and a generated stack with 40 resource pools, each in a fresh process (as a user
+runs it), and reports the median wall time and the peak RSS, and the cloud stacks against
+local's. A cloud stack imports its cloud's SDK (pulumi_gcp: about 1.5-2 s and ~95 MiB on a
+2-core machine; pulumi_aws less); only stacks of that cloud pay for it (no target: it is
+reported to watch).
 Every plan starts the policy pack as its own process, as the Pulumi CLI does; the time from
 starting it to its first answer is reported on its own (part of each plan's time).
 Targets on a 2-core machine: local < 3 s; 40 pools < 2x local; policy pack start < 1 s;
@@ -140,18 +141,32 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         big = Path(tmp) / "Pulumi.bench40.yaml"
         big.write_text(yaml.safe_dump(generated_stack(40)))
+        # The local stack with observability on (metrics, dashboards, alerts).
+        observed = Path(tmp) / "Pulumi.local-observed.yaml"
+        raw = yaml.safe_load((ROOT / "stacks" / "Pulumi.local.yaml").read_text())
+        raw["config"]["determined:observability"] = {"enabled": True}
+        observed.write_text(yaml.safe_dump(raw))
         out = Path(tmp) / "out"
         local = [measure([python, "-m", "plan", "local", "--out", str(out)]) for _ in range(args.runs)]
         clouds = {
             stack: [measure([python, "-m", "plan", stack, "--out", str(out)]) for _ in range(args.runs)]
             for stack in ("gke-dev", "eks-dev")
         }
+        with_observability = [
+            measure([python, "-m", "plan", "--config", str(observed), "--out", str(out)])
+            for _ in range(args.runs)
+        ]
         forty = [
             measure([python, "-m", "plan", "--config", str(big), "--out", str(out)]) for _ in range(args.runs)
         ]
 
     starts = pack_start(max(args.runs, 5))
     local_wall, local_peak = report("plan: local stack", local)
+    observed_wall, observed_peak = report("plan: local + observability", with_observability)
+    print(
+        f"{'observability / local':<28} {observed_wall / local_wall:6.2f}x   "
+        f"(+{observed_wall - local_wall:.2f} s)   peak +{observed_peak - local_peak:.0f} MiB"
+    )
     measured = {stack: report(f"plan: {stack} stack", runs) for stack, runs in clouds.items()}
     forty_wall, _ = report("plan: 40 resource pools", forty)
     for stack, (wall, peak) in measured.items():

@@ -128,6 +128,11 @@ def manager_config(pods_ready_timeout_seconds: int) -> dict[str, Any]:
             },
         },
         "integrations": {"frameworks": list(FRAMEWORKS)},
+        # The chart's metrics address, and each ClusterQueue's quota and usage as metrics
+        # (kueue_cluster_queue_resource_usage, _nominal_quota: only with this switch,
+        # kubernetes-sigs/kueue v0.19.2 apis/config/v1beta2/configuration_types.go:182-185,
+        # pkg/cache/scheduler/cache.go:528-530): the Queues dashboard reads them.
+        "metrics": {**_CHART_DEFAULTS["metrics"], "enableClusterQueueResources": True},
     }
 
 

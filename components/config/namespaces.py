@@ -17,17 +17,26 @@ if TYPE_CHECKING:
     from components.config.stack import StackConfig
 
 
-def reloader_namespace(watched: str) -> str:
-    """Reloader's namespace: one per Determined namespace it watches (two installs in one
-    cluster each get their own)."""
-    release = constants.RELOADER_RELEASE
-    name = f"{watched}-{release}"
+def suffixed_namespace(watched: str, suffix: str) -> str:
+    """An add-on's namespace of one Determined namespace, `<watched>-<suffix>` (two installs
+    in one cluster each get their own), cut to a DNS label when longer."""
+    name = f"{watched}-{suffix}"
     if len(name) <= 63:
         return manifests.dns_label(name)
     # Cut to a DNS label, the watched namespace's digest keeps it apart from that namespace
     # (which a plain cut of a 55-63 character name would give back) and from other cuts.
     tag = hashlib.sha256(watched.encode()).hexdigest()[:6]
-    return f"{watched[: 63 - len(release) - len(tag) - 2].rstrip('-')}-{tag}-{release}"
+    return f"{watched[: 63 - len(suffix) - len(tag) - 2].rstrip('-')}-{tag}-{suffix}"
+
+
+def reloader_namespace(watched: str) -> str:
+    """Reloader's namespace: one per Determined namespace it watches."""
+    return suffixed_namespace(watched, constants.RELOADER_RELEASE)
+
+
+def monitoring_namespace(watched: str) -> str:
+    """The namespace of the metrics store, Grafana and the exporters (observability)."""
+    return suffixed_namespace(watched, constants.MONITORING_SUFFIX)
 
 
 def addon_namespaces(watched: str) -> dict[str, str]:
@@ -48,6 +57,7 @@ def addon_namespaces(watched: str) -> dict[str, str]:
         constants.GPU_OPERATOR_NAMESPACE: "the NVIDIA GPU operator (with gpuOperator.enabled)",
         constants.KUEUE_NAMESPACE: "Kueue (with scheduler kueue)",
         reloader_namespace(watched): "Reloader (with tls mode master)",
+        monitoring_namespace(watched): "metrics, dashboards and alerts (with observability on)",
     }
 
 

@@ -20,6 +20,7 @@ from components.config.database import DatabaseConfig
 from components.config.eks import SYSTEM_MIN_NODES
 from components.config.master import MasterConfig
 from components.config.node_pools import EksNodePool, ExistingNodePool, GkeNodePool, NodePool
+from components.config.observability import ObservabilityConfig
 from components.config.resource_pools import ResourcePoolConfig, SlotsConfig, TaskContainerDefaultsConfig
 from components.config.secrets import Secret
 from components.config.syntax import DnsLabel, DnsSubdomain, Flag, NonEmpty, RegistryServerPort, pattern_check
@@ -200,6 +201,11 @@ class StackConfig(DeploymentViews, ConfigModel):
         True,
         description="false removes the NetworkPolicies fencing the Determined and pool namespaces (in effect "
         "where the network plugin enforces them). Default true.",
+    )
+    observability: ObservabilityConfig = Field(
+        default_factory=ObservabilityConfig,
+        description="Metrics, dashboards and alerts: `{enabled, retention, storageSize, storageClass, "
+        "alerts}`; on by default in prod.",
     )
 
 

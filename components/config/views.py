@@ -18,6 +18,7 @@ from components.config.resource_pools import QuotaConfig, ResourcePoolConfig
 
 if TYPE_CHECKING:
     from components.config.master import MasterConfig
+    from components.config.observability import ObservabilityConfig
     from components.config.resource_pools import SlotsConfig
 
 # Queue quotas of resources whose amount is not known: covered (Kueue refuses a task asking
@@ -52,6 +53,7 @@ class DeploymentViews:
         slots: SlotsConfig
         image_pull_secrets: list[str]
         registry_credentials: object | None
+        observability: ObservabilityConfig
 
     def node_pool(self, name: str) -> NodePool:
         return next(pool for pool in self.node_pools if pool.name == name)
@@ -184,3 +186,16 @@ class DeploymentViews:
     def data_deletion_allowed(self) -> bool:
         # Refused in prod by validation; kept explicit here for the app.
         return self.allow_data_deletion and self.environment == "dev"
+
+    @property
+    def observed(self) -> bool:
+        """Whether metrics, dashboards and alerts are installed: observability.enabled, by
+        default in prod only."""
+        enabled = self.observability.enabled
+        return self.environment == "prod" if enabled is None else enabled
+
+    @property
+    def master_prometheus(self) -> bool:
+        """Whether the master serves its Prometheus endpoints: master.observability.enablePrometheus,
+        or observability on (whose Prometheus scrapes them)."""
+        return self.master.observability.enable_prometheus or self.observed

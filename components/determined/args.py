@@ -27,6 +27,7 @@ from components.config.checkpoint_storage import CheckpointStorageConfig
 from components.config.database import DatabaseConfig
 from components.config.master import MasterConfig
 from components.config.node_pools import EksNodePool, ExistingNodePool, GkeNodePool
+from components.config.observability import ObservabilityConfig
 from components.config.resource_pools import ResourcePoolConfig, SlotsConfig, TaskContainerDefaultsConfig
 from components.config.stack import RegistryCredentials
 from components.config.syntax import DnsLabel, DnsSubdomain, Flag, NonEmpty
@@ -145,6 +146,17 @@ class DeterminedArgs(DeploymentViews, ArgsModel):
     )
     network_policies: Flag = Field(
         True, description="false: no NetworkPolicies fencing the deployment's namespaces. Default true."
+    )
+    gpu_metrics: Literal["operator", "chart", "gke", "none"] = Field(
+        "chart",
+        description="With observability on, where GPU metrics come from: operator (the NVIDIA GPU operator's "
+        "DCGM exporter, which the cluster runs), chart (NVIDIA's dcgm-exporter chart, installed here), gke "
+        "(GKE's managed DCGM exporter) or none (no GPU nodes). Default chart.",
+    )
+    observability: ObservabilityConfig = Field(
+        default_factory=ObservabilityConfig,
+        description="Metrics, dashboards and alerts: `{enabled, retention, storageSize, storageClass, "
+        "alerts}`; on by default in prod.",
     )
 
     @model_validator(mode="after")

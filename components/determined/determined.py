@@ -44,6 +44,7 @@ from components.determined import (
 )
 from components.determined.args import DeterminedArgs
 from components.kube import pod_security
+from components.observability.component import Observability
 
 
 def namespace(args: DeterminedArgs) -> dict:
@@ -97,6 +98,12 @@ class Determined(pulumi.ComponentResource):
     master_version: pulumi.Output[str]
     """The master version that runs, known once its Deployment is ready (the next update reads
     it back to tell an upgrade)."""
+    grafana_url: pulumi.Output[str]
+    """With observability on: Grafana's URL, https://<tls.host>/grafana/ with tls mode ingress,
+    else its Service inside the cluster (reach it with kubectl port-forward); empty when off."""
+    grafana_admin_password: pulumi.Output[str]
+    """Secret: with observability on, the password of Grafana's `admin` user (generated);
+    empty when off."""
 
     def __init__(
         self,
@@ -192,6 +199,8 @@ class Determined(pulumi.ComponentResource):
         )
         # Beside the master, not before it: with tls.mode master its pod waits for the
         # certificate's Secret by itself (and `up` does not wait for it then).
+        # What routes to the Gateway wait for (its class and CRDs, cert-manager).
+        self._gateway_ready: list[pulumi.Resource] = []
         if isinstance(args.tls, ExposedTls):
             self._expose(args, args.tls, cluster, child)
         if isinstance(args.tls, MasterTls):
@@ -215,6 +224,24 @@ class Determined(pulumi.ComponentResource):
         self.backups.restore_after(self.master.deployment)
         if workspaces.needed(args):
             self._bind_workspaces(args, previous, child)
+        self.grafana_url = pulumi.Output.from_input("")
+        self.grafana_admin_password = pulumi.Output.secret("")
+        if args.observed:
+            # Beside the master: nothing of it waits for metrics.
+            self.observability = Observability(
+                "observability",
+                args,
+                database=self.database.endpoint,
+                database_password=self.database.password,
+                admin_password=self.master.initial_user_password,
+                master=self.master,
+                determined_namespace=ns,
+                gateway_ready=self._gateway_ready,
+                previous=previous,
+                opts=child,
+            )
+            self.grafana_url = self.observability.grafana_url
+            self.grafana_admin_password = self.observability.grafana_admin_password
 
         self.url = pulumi.Output.from_input(
             f"https://{args.tls.host}" if isinstance(args.tls, ExposedTls) else self.master.url
@@ -241,6 +268,8 @@ class Determined(pulumi.ComponentResource):
                 "resourcePoolNamespaces": self.resource_pool_namespaces,
                 "initialUserPassword": self.initial_user_password,
                 "masterVersion": self.master_version,
+                "grafanaUrl": self.grafana_url,
+                "grafanaAdminPassword": self.grafana_admin_password,
             }
         )
 
@@ -284,6 +313,7 @@ class Determined(pulumi.ComponentResource):
             issuer = cert_manager.ISSUER
         for obj in tls.objects(args, class_name, issuer):
             kube.register(obj, after(*ready))
+        self._gateway_ready = ready
 
     def _bind_workspaces(
         self, args: DeterminedArgs, previous: dict[str, Any] | None, child: pulumi.ResourceOptions

@@ -134,7 +134,7 @@ def master_config(
     if task_container_defaults:
         config["task_container_defaults"] = task_container_defaults
     config["telemetry"] = {"enabled": cfg.master.telemetry}
-    config["observability"] = {"enable_prometheus": cfg.master.observability.enable_prometheus}
+    config["observability"] = {"enable_prometheus": cfg.master_prometheus}
     config["cluster_name"] = cfg.cluster_name
     config["tensorboard_timeout"] = cfg.master.tensorboard_timeout
     if cfg.master.notebook_timeout:

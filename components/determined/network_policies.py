@@ -3,16 +3,20 @@
 Determined namespace: everything denied, in and out (`determined-default-deny`), then one
 allow-list per kind of pod:
 
-- database (in-cluster): the PostgreSQL port, from the master, the backup and restore Jobs and
-  the Helm chart migration Job (from the chart's namespace, which is not fenced); nothing out.
+- database (in-cluster): the PostgreSQL port, from the master, the backup and restore Jobs,
+  the Helm chart migration Job (from the chart's namespace, which is not fenced) and, with
+  observability on, the postgres exporter (monitoring namespace); nothing out.
 - master: its port, from task pods (every task namespace), the workspace-binding Job, the
-  Gateway's Envoy pods (and a Prometheus anywhere, when enabled); from anywhere when clients
+  Gateway's Envoy pods (a Prometheus anywhere with master.observability.enablePrometheus,
+  the monitoring namespace's pods with observability on); from anywhere when clients
   come from addresses no selector names (its own LoadBalancer/NodePort Service, a Gateway
   class the cluster brings, tasks on the host network). Everything out: it calls the
   Kubernetes API (an address only the cluster knows), object storage, webhooks, logging.
 - task pods there (masters before 0.35, whose default namespace is the master's): from each
   other and from the master on any port; everything out.
 - the workspace-binding Job: DNS and the master's port, out only.
+- with observability on, the Jobs that keep Prometheus' token for the master fresh: DNS, the
+  master's port and the Kubernetes API's ports, out only.
 - backup and restore Jobs: DNS, the database (its pods, or a
   server's port anywhere), object storage (HTTPS, an S3/Azure endpoint's and a proxy's port) with
   the credential endpoints of the pod's cloud identity; out only.
@@ -51,6 +55,7 @@ from components.config.tls import CertManagerCertificate, ExposedTls
 from components.determined import database, master, workspaces
 from components.determined.args import DeterminedArgs
 from components.determined.tls import GATEWAY
+from components.observability import layout, master_metrics
 
 API = "networking.k8s.io/v1"
 COMPONENT = "network-policy"
@@ -62,6 +67,7 @@ TASKS_POLICY = "determined-tasks"
 BIND_WORKSPACES_POLICY = "determined-bind-workspaces"
 DATABASE_CLIENTS_POLICY = "determined-database-clients"
 ACME_SOLVER_POLICY = "determined-acme-solver"
+METRICS_TOKEN_POLICY = "determined-metrics-token"
 
 # The database's clients besides the master (`app.kubernetes.io/name` of their pods).
 DB_JOBS = (constants.BACKUP_COMPONENT, constants.RESTORE_COMPONENT, constants.MIGRATION_COMPONENT)
@@ -88,6 +94,10 @@ DNS_POD_LABELS = {"k8s-app": "kube-dns"}
 DNS_PORT = 53
 NODE_DNS_CIDRS = ("169.254.20.10/32", "169.254.169.254/32")
 HTTPS_PORT = 443
+# The Kubernetes API as pods reach it: the `kubernetes` Service's port 443, which a network
+# plugin may enforce on the endpoint's own port after translation (6443 on many control
+# planes, 443 on GKE and EKS).
+KUBE_API_PORTS = (443, 6443)
 # Where a pod gets its cloud identity's credentials (link-local, on its node): the GKE
 # metadata server (seen at .254:80, listening on .252:988; Azure's IMDS is .254:80 too) and
 # the EKS Pod Identity agent.
@@ -214,6 +224,12 @@ def master_clients(cfg: DeterminedArgs) -> list[dict[str, Any]] | None:
     if cfg.master.observability.enable_prometheus:
         # A scraper of any namespace (where it runs is the cluster's choice).
         peers.append({"namespaceSelector": {}})
+    elif cfg.observed:
+        # The project's Prometheus.
+        peers.append({"namespaceSelector": namespace_selector(layout.namespace(cfg.namespace))})
+    if cfg.observed:
+        # The Jobs that log in for Prometheus' token.
+        peers.append(component_pods(master_metrics.COMPONENT))
     return peers
 
 
@@ -279,6 +295,8 @@ def database_policy(cfg: DeterminedArgs) -> dict[str, Any]:
     chart_namespace = migration_namespace(cfg)
     if chart_namespace is not None:
         clients.append(component_pods(constants.MIGRATION_COMPONENT, chart_namespace))
+    if cfg.observed:
+        clients.append(pods(layout.POSTGRES_EXPORTER_POD_LABELS, layout.namespace(cfg.namespace)))
     rule = {"from": clients, "ports": [tcp(constants.DB_PORT)]}
     return policy(DATABASE_POLICY, cfg.namespace, kube.selector(database.COMPONENT), ingress=[rule])
 
@@ -310,6 +328,16 @@ def bind_workspaces_policy(cfg: DeterminedArgs) -> dict[str, Any]:
     to_master = {"to": [component_pods(master.COMPONENT)], "ports": [tcp(constants.MASTER_CONTAINER_PORT)]}
     selector = kube.selector(workspaces.COMPONENT)
     return policy(BIND_WORKSPACES_POLICY, cfg.namespace, selector, egress=[dns_rule(), to_master])
+
+
+def metrics_token_policy(cfg: DeterminedArgs) -> dict[str, Any]:
+    """The Jobs that keep Prometheus' token for the master fresh: DNS, the master's port, and
+    the Kubernetes API (they write the token into a Secret), whose address only the cluster
+    knows: its HTTPS ports anywhere."""
+    to_master = {"to": [component_pods(master.COMPONENT)], "ports": [tcp(constants.MASTER_CONTAINER_PORT)]}
+    api = {"ports": [tcp(port) for port in KUBE_API_PORTS]}
+    selector = kube.selector(master_metrics.COMPONENT)
+    return policy(METRICS_TOKEN_POLICY, cfg.namespace, selector, egress=[dns_rule(), to_master, api])
 
 
 def task_policy(cfg: DeterminedArgs, namespace: str) -> dict[str, Any]:
@@ -347,6 +375,8 @@ def objects(cfg: DeterminedArgs) -> list[dict[str, Any]]:
         found.append(database_clients_policy(cfg))
     if workspaces.needed(cfg):
         found.append(bind_workspaces_policy(cfg))
+    if cfg.observed:
+        found.append(metrics_token_policy(cfg))
     if _http01(cfg):
         found.append(acme_solver_policy(cfg))
     found += [task_policy(cfg, ns) for ns in cfg.task_namespaces]

@@ -57,6 +57,10 @@ _CUSTOM_KINDS = {
     ("gateway.envoyproxy.io/v1alpha1", "EnvoyProxy"),
     ("cert-manager.io/v1", "ClusterIssuer"),
     ("cert-manager.io/v1", "Certificate"),
+    ("gateway.networking.k8s.io/v1beta1", "ReferenceGrant"),
+    ("monitoring.coreos.com/v1", "ServiceMonitor"),
+    ("monitoring.coreos.com/v1", "PodMonitor"),
+    ("monitoring.coreos.com/v1", "PrometheusRule"),
 }
 
 

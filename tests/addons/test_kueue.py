@@ -388,7 +388,8 @@ def test_the_manager_config_waits_for_pods_ready_and_blocks_admission(seconds):
 def test_the_manager_config_keeps_the_charts_defaults():
     config = kueue.manager_config(600)
     assert config["health"] == {"healthProbeBindAddress": ":8081"}
-    assert config["metrics"] == {"bindAddress": ":8443"}
+    # The chart's address, plus the ClusterQueue quota and usage metrics (the Queues dashboard).
+    assert config["metrics"] == {"bindAddress": ":8443", "enableClusterQueueResources": True}
     assert config["webhook"] == {"port": 9443}
     assert config["leaderElection"] == {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"}
     assert config["clientConnection"] == {"qps": 300, "burst": 500}
@@ -401,6 +402,15 @@ def test_the_manager_config_uses_only_kueue_0_19_2_field_names():
     assert set(config["waitForPodsReady"]) <= WAIT_FOR_PODS_READY_FIELDS  # no v1beta1 `enable`
     assert set(config["waitForPodsReady"]["requeuingStrategy"]) <= REQUEUING_STRATEGY_FIELDS
     assert set(config["integrations"]) <= INTEGRATIONS_FIELDS
+    # ControllerMetrics (apis/config/v1beta2/configuration_types.go:170-195 at v0.19.2).
+    metrics_fields = {
+        "certDir",
+        "bindAddress",
+        "enableClusterQueueResources",
+        "customLabels",
+        "localQueueMetrics",
+    }
+    assert set(config["metrics"]) <= metrics_fields
     assert config["waitForPodsReady"]["requeuingStrategy"]["timestamp"] in ("Eviction", "Creation")
 
 

@@ -75,6 +75,8 @@ def test_determined_from_its_args_alone_registers_the_master_database_and_pools(
         "resourcePoolNamespaces",
         "initialUserPassword",
         "masterVersion",
+        "grafanaUrl",
+        "grafanaAdminPassword",
     }
     out = recorder.stack_outputs
     assert out["url"] == "http://determined-master-service.det.svc.cluster.local:8080"

@@ -24,7 +24,7 @@ import pytest
 from conftest import ROOT
 
 LEAVES = {f"components.{name}" for name in ("names", "versions", "cloud_limits", "constants", "passwords")}
-COMPONENTS = ("components.cluster", "components.determined", "components.addons")
+COMPONENTS = ("components.cluster", "components.determined", "components.addons", "components.observability")
 ROOT_MODULES = ("stack_args", "__main__")
 STACK_MODELS = {"StackConfig", "GkeStack", "EksStack", "ExistingStack"}
 

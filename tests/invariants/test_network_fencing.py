@@ -30,6 +30,8 @@ from planning import plan_for
 from stack_plans import containers, labels_match, master_workload, workloads
 
 from components import constants, kube
+from components.observability import layout
+from components.observability import network_policies as observability_policies
 
 NAME = "app.kubernetes.io/name"
 ENVOY_NAMESPACE = "envoy-gateway-system"
@@ -39,13 +41,19 @@ OUTSIDE = "203.0.113.7"
 NODE = "10.0.3.4"  # a node's address: where host-network pods connect from
 KUBERNETES_API = "172.16.0.2"  # an address the master cannot know in advance
 DB_SERVER = "10.20.0.5"  # an external or managed server's private address
-# The database's clients besides the master; any other pod is refused.
+# The database's clients besides the master; any other pod is refused. The postgres
+# exporter (observability) is the chart's pod in the monitoring namespace.
+POSTGRES_EXPORTER = layout.POSTGRES_EXPORTER_POD_LABELS[NAME]
 DB_CLIENTS = {
     "master",
     constants.BACKUP_COMPONENT,
     constants.RESTORE_COMPONENT,
     constants.MIGRATION_COMPONENT,
+    POSTGRES_EXPORTER,
 }
+# Clients of the database from another namespace: the migration Job (the chart's) and the
+# exporter (the monitoring namespace).
+DB_CLIENTS_ELSEWHERE = {constants.MIGRATION_COMPONENT, POSTGRES_EXPORTER}
 
 
 @dataclass(frozen=True)
@@ -190,6 +198,52 @@ class Cluster:
         return Pod(ENVOY_NAMESPACE, labels, name="envoy")
 
     @property
+    def monitoring(self) -> str:
+        return layout.namespace(self.namespace)
+
+    @property
+    def observed(self) -> bool:
+        namespaces = self.stack.manifests("Namespace")
+        return any(n["metadata"]["name"] == self.monitoring for n in namespaces)
+
+    @property
+    def prometheus(self) -> Pod:
+        """The project's Prometheus with observability on, else one of the cluster's own."""
+        labels = {"app.kubernetes.io/name": "prometheus"}
+        return Pod(
+            self.monitoring if self.observed else "monitoring",
+            labels,
+            [{"containerPort": 9090}],
+            "prometheus",
+        )
+
+    def chart_pods(self) -> list[Pod]:
+        """With observability on, the pods its charts run (in neither the plan's workloads nor
+        the Determined namespace), with the ports they listen on (sources: the charts' values
+        at their pinned versions, components/observability/network_policies.py)."""
+        if not self.observed:
+            return []
+        mon, agents = self.monitoring, layout.agents_namespace(self.namespace)
+        pods = [
+            self.prometheus,
+            Pod(mon, dict(observability_policies.GRAFANA_POD_LABELS), [{"containerPort": 3000}], "grafana"),
+            Pod(
+                mon, dict(observability_policies.OPERATOR_POD_LABELS), [{"containerPort": 10250}], "operator"
+            ),
+            Pod(mon, {NAME: "kube-state-metrics"}, [{"containerPort": 8080}], "kube-state-metrics"),
+            Pod(mon, {NAME: "alertmanager"}, [{"containerPort": 9093}], "alertmanager"),
+            Pod(
+                mon, dict(layout.POSTGRES_EXPORTER_POD_LABELS), [{"containerPort": 9187}], "postgres-exporter"
+            ),
+        ]
+        # On the host network (policies do not govern it), in the agents' namespace.
+        pods.append(Pod(agents, {NAME: "prometheus-node-exporter"}, [], "node-exporter"))
+        if any(p["metadata"]["name"] == observability_policies.DCGM_POLICY for p in self.policies):
+            labels = dict(observability_policies.DCGM_POD_LABELS)
+            pods.append(Pod(agents, labels, [{"containerPort": 9400}], "dcgm-exporter"))
+        return pods
+
+    @property
     def dns(self) -> Pod:
         return Pod("kube-system", {"k8s-app": "kube-dns"}, [{"name": "dns", "containerPort": 53}], "coredns")
 
@@ -296,10 +350,12 @@ def needs_master(c: Cluster, pod: Pod) -> list[str]:
     modes = [p["task_container_defaults"].get("network_mode") for p in pools]
     if "host" in modes and not allowed(c.policies, Address(NODE), pod, port):
         problems.append("task pods on the host network (networkMode host) cannot reach the master")
-    prometheus = Pod("monitoring", {"app.kubernetes.io/name": "prometheus"}, name="prometheus")
     scraped = (c.stack.master.get("observability") or {}).get("enable_prometheus")
-    if scraped and not allowed(c.policies, prometheus, pod, port):
+    if scraped and not allowed(c.policies, c.prometheus, pod, port):
         problems.append("Prometheus cannot scrape the master")
+    for job in c.component(constants.METRICS_TOKEN_COMPONENT):
+        if not allowed(c.policies, job, pod, port):
+            problems.append("the Jobs that log in for Prometheus' token cannot reach the master")
     for job in c.component("bind-workspaces"):
         if not allowed(c.policies, job, pod, port):
             problems.append("the workspace-binding Job cannot reach the master")
@@ -355,7 +411,19 @@ def needs_database_client(c: Cluster, pod: Pod) -> list[str]:
     return problems
 
 
+def needs_metrics_token(c: Cluster, pod: Pod) -> list[str]:
+    problems = []
+    if not allowed(c.policies, pod, c.master, c.master_port):
+        problems.append("the metrics token Job cannot reach the master")
+    if not allowed(c.policies, pod, c.dns, DNS[1], DNS[0]):
+        problems.append("the metrics token Job cannot resolve names")
+    if not allowed(c.policies, pod, Address(KUBERNETES_API), 443):
+        problems.append("the metrics token Job cannot reach the Kubernetes API")
+    return problems
+
+
 NEEDS = {
+    constants.METRICS_TOKEN_COMPONENT: needs_metrics_token,
     "master": needs_master,
     "database": needs_database,
     "bind-workspaces": needs_bind_workspaces,
@@ -420,8 +488,10 @@ def test_the_database_admits_nothing_but_the_master_and_its_backup_restore_and_m
                 for peer in rule["from"]:
                     assert set(peer) <= {"podSelector", "namespaceSelector"}, peer
                     client = peer["podSelector"]["matchLabels"]
-                    assert client[NAME] in DB_CLIENTS and client["app.kubernetes.io/instance"] == "determined"
-                    assert "namespaceSelector" not in peer or client[NAME] == constants.MIGRATION_COMPONENT
+                    assert client[NAME] in DB_CLIENTS
+                    if client[NAME] != POSTGRES_EXPORTER:
+                        assert client["app.kubernetes.io/instance"] == "determined"
+                    assert "namespaceSelector" not in peer or client[NAME] in DB_CLIENTS_ELSEWHERE
         # As applied: nobody else, on no other port.
         assert allowed(cluster.policies, cluster.master, db, port)
         assert not allowed(cluster.policies, cluster.master, db, 22)
@@ -434,8 +504,12 @@ def test_the_database_admits_nothing_but_the_master_and_its_backup_restore_and_m
             Pod("det-old", {NAME: "master", "app.kubernetes.io/instance": "determined"}, name="other-master"),
             Address(OUTSIDE),
         ]
+        others += [p for p in cluster.chart_pods() if p.labels.get(NAME) != POSTGRES_EXPORTER]
         for other in others:
             assert not allowed(cluster.policies, other, db, port), other
+        for exporter in cluster.chart_pods():
+            if exporter.labels.get(NAME) == POSTGRES_EXPORTER:
+                assert allowed(cluster.policies, exporter, db, port)
         # And it reaches nothing.
         for target in (Address(OUTSIDE), cluster.master, cluster.dns):
             assert not allowed(cluster.policies, db, target, 443), target
@@ -480,7 +554,7 @@ def test_from_0_35_tasks_run_outside_the_determined_namespace(cluster):
 def runtime_pods(c: Cluster) -> list[Pod]:
     """Pods made at run time by others, in the stack's namespaces: task pods, and cert-manager's
     HTTP-01 solvers where the stack's issuer solves HTTP-01 (they have no ports here: any)."""
-    pods = [c.task_pod(ns) for ns in c.task_namespaces]
+    pods = [c.task_pod(ns) for ns in c.task_namespaces] + c.chart_pods()
     issuers = c.stack.manifests("ClusterIssuer")
     if any("http01" in s for i in issuers for s in i["spec"]["acme"]["solvers"]):
         # cert-manager's solver pods (pkg/apis/acme: SolverIdentificationLabelKey), on 8089.

@@ -248,6 +248,8 @@ def _generates_passwords(cfg: StackConfig) -> bool:
         cfg.master.initial_user_password is None
         or cfg.master.webhooks.signing_key is None
         or (cfg.database.mode == "inCluster" and db_password is None)
+        # Grafana's admin and the master's metrics user.
+        or cfg.observed
     )
 
 
@@ -312,6 +314,20 @@ def test_every_stack_exports_what_a_user_needs_next(every_stack):
             assert out["initialUserPassword"] == SECRET
         else:
             assert "initialUserPassword" not in out
+        # Observability: where Grafana is, how to reach it, and its admin password (secret).
+        grafana_keys = {"grafanaUrl", "grafanaPortForward", "grafanaAdminPassword"}
+        if cfg.observed:
+            monitoring = f"{ns}-monitoring"
+            expected = (
+                f"https://{cfg.tls.host}/grafana/"
+                if cfg.tls.mode == "ingress"
+                else f"http://grafana.{monitoring}.svc:80"
+            )
+            assert out["grafanaUrl"] == expected
+            assert out["grafanaPortForward"] == f"kubectl -n {monitoring} port-forward svc/grafana 3000:80"
+            assert is_secret(result.recorder.stack_outputs["grafanaAdminPassword"])
+        else:
+            assert not grafana_keys & set(out)
     # After an apply every export is known, and nothing was read from a missing output.
     for path, value in _walk(update.outputs):
         assert value is not None and value != UNKNOWN, path
