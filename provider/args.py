@@ -40,6 +40,41 @@ class BackupSettings(TypedDict):
     "A mirror of the rclone image that moves dumps to and from the checkpoint store (pinned: tag or digest); default rclone/rclone:1.75.1, pinned by digest."
 
 
+class Reservation(TypedDict):
+    "The reservation a pool's nodes come from first (capacity type `reservation`)."
+
+    name: NotRequired[str]
+    "gke: the specific Compute Engine reservation's name (its VMs' machine type and GPUs must be the pool's)."
+
+    project: NotRequired[str]
+    "gke: the project that owns a shared reservation (default: the cluster's project)."
+
+    ids: NotRequired[list[str]]
+    "eks: EC2 capacity reservation ids (On-Demand Capacity Reservations or Capacity Blocks for ML), `cr-...`."
+
+    tags: NotRequired[dict[str, str]]
+    "eks: tags that select EC2 capacity reservations (all must match), instead of or beside `ids`."
+
+    capacity_block: NotRequired[bool]
+    "eks: the reservations are Capacity Blocks for ML (time-boxed; Karpenter launches `reserved` capacity of type capacity-block). Default false: On-Demand Capacity Reservations."
+
+
+class CapacityConfig(TypedDict):
+    "Where the pool's machines come from, in order of preference."
+
+    types: NotRequired[list[str]]
+    "Purchase options in order of preference, each once: `reservation`, `onDemand`, `spot`, `flexStart` (gke, GPU pools). More than one: the cloud falls back to the next when the first has no capacity (eks: Karpenter; gke: a ComputeClass). Default `[onDemand]`. One of: reservation, onDemand, spot, flexStart."
+
+    reservation: NotRequired[Reservation]
+    "With type `reservation`: gke `{name, project}`, eks `{ids, tags, capacityBlock}`."
+
+    instance_types: NotRequired[list[str]]
+    "Other machine types for the pool besides `machineType`, each carrying the pool's GPU type and count (eks with Karpenter, gke). Default: `machineType` only."
+
+    queued: NotRequired[bool]
+    "gke, GPU pools, `scheduler: kueue`: queued provisioning: a task waits, admitted by Kueue through a ProvisioningRequest, until GKE has all its nodes (flex-start VMs: `types` must be `[flexStart]`). Default false."
+
+
 class Certificate(TypedDict):
     "One of these, chosen by `source`.\n\ncertManager: An ACME certificate issued by cert-manager.\n\nsecret: A certificate the user keeps in a kubernetes.io/tls Secret."
 
@@ -323,6 +358,9 @@ class EksClusterConfig(TypedDict):
     admin_arns: NotRequired[list[str]]
     "IAM role or user ARNs (`arn:aws:iam::<account>:role/<name>`) given cluster-admin access entries, besides the deploying identity."
 
+    autoscaler: NotRequired[str]
+    "What adds and removes the nodes of the pools other than the system one: `clusterAutoscaler` (default: one managed node group per pool, scaled from zero) or `karpenter` (a Karpenter NodePool per pool: several instance types, spot falling back to on-demand, reservations, consolidation of idle nodes). The first CPU pool stays a managed node group. One of: clusterAutoscaler, karpenter."
+
     tags: NotRequired[dict[str, str]]
     "AWS tags (values may be empty) on the cluster, node groups, bucket, RDS instance and its subnet and security groups."
 
@@ -361,7 +399,10 @@ class EksNodePool(TypedDict):
     "The most nodes, 1-1000 (default 1). gke: the autoscaler's upper bound over all the pool's zones; eks: the node group's maximum size."
 
     spot: NotRequired[bool]
-    "Spot capacity (default: off; eks: `SPOT` capacity, else `ON_DEMAND`)."
+    "Spot capacity (default: off; eks: `SPOT` capacity, else `ON_DEMAND`); the same as `capacity: {types: [spot]}`, which says more."
+
+    capacity: NotRequired[CapacityConfig]
+    "Where the nodes come from, in order of preference: `{types, reservation, instanceTypes, queued}` (default: on-demand, or spot with `spot`, `machineType` only)."
 
     disk_size_gb: NotRequired[int]
     "The nodes' root volume size in GB, 20-16384 (default 100)."
@@ -527,7 +568,10 @@ class GkeNodePool(TypedDict):
     "The most nodes, 1-1000 (default 1). gke: the autoscaler's upper bound over all the pool's zones; eks: the node group's maximum size."
 
     spot: NotRequired[bool]
-    "Spot capacity (default: off; eks: `SPOT` capacity, else `ON_DEMAND`)."
+    "Spot capacity (default: off; eks: `SPOT` capacity, else `ON_DEMAND`); the same as `capacity: {types: [spot]}`, which says more."
+
+    capacity: NotRequired[CapacityConfig]
+    "Where the nodes come from, in order of preference: `{types, reservation, instanceTypes, queued}` (default: on-demand, or spot with `spot`, `machineType` only)."
 
     image_type: NotRequired[str]
     "The node image: `COS_CONTAINERD` (default) or `UBUNTU_CONTAINERD` (one for every GPU pool with the GPU operator). One of: COS_CONTAINERD, UBUNTU_CONTAINERD."
@@ -758,7 +802,10 @@ class NodePool(TypedDict):
     "The most nodes, 1-1000 (default 1). gke: the autoscaler's upper bound over all the pool's zones; eks: the node group's maximum size. Only for GkeNodePool, EksNodePool."
 
     spot: NotRequired[bool]
-    "Spot capacity (default: off; eks: `SPOT` capacity, else `ON_DEMAND`). Only for GkeNodePool, EksNodePool."
+    "Spot capacity (default: off; eks: `SPOT` capacity, else `ON_DEMAND`); the same as `capacity: {types: [spot]}`, which says more. Only for GkeNodePool, EksNodePool."
+
+    capacity: NotRequired[CapacityConfig]
+    "Where the nodes come from, in order of preference: `{types, reservation, instanceTypes, queued}` (default: on-demand, or spot with `spot`, `machineType` only). Only for GkeNodePool, EksNodePool."
 
     image_type: NotRequired[str]
     "The node image: `COS_CONTAINERD` (default) or `UBUNTU_CONTAINERD` (one for every GPU pool with the GPU operator). Only for GkeNodePool. One of: COS_CONTAINERD, UBUNTU_CONTAINERD."
@@ -1139,6 +1186,7 @@ class GkeClusterArgs(TypedDict):
 __all__ = [
     "AlertThresholds",
     "BackupSettings",
+    "CapacityConfig",
     "Certificate",
     "CheckpointStorageConfig",
     "CloudGpuConfig",
@@ -1176,6 +1224,7 @@ __all__ = [
     "QuotaConfig",
     "QuotaLimits",
     "RegistryCredentials",
+    "Reservation",
     "ResourceAmounts",
     "ResourcePoolConfig",
     "Resources",

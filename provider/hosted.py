@@ -50,7 +50,7 @@ class GkeCluster(_GkeCluster):
 
 
 class EksCluster(_EksCluster):
-    "An EKS cluster for Determined: its VPC, managed node groups scaling from zero with the cluster-autoscaler, the checkpoint bucket with Pod Identity, RDS, cert-manager's Route 53 identity, and NVIDIA's device plugin or GPU operator, as its Args ask; `handle` is what the Determined component deploys onto."
+    "An EKS cluster for Determined: its VPC, managed node groups scaling from zero with the cluster-autoscaler (or, with cluster.autoscaler karpenter, the system group and Karpenter making the other pools' nodes), the checkpoint bucket with Pod Identity, RDS, cert-manager's Route 53 identity, and NVIDIA's device plugin or GPU operator, as its Args ask; `handle` is what the Determined component deploys onto."
 
     cluster_name: pulumi.Output[str]
     "The EKS cluster's name."

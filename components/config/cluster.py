@@ -370,6 +370,13 @@ class EksCluster(CloudCluster):
         description="IAM role or user ARNs (`arn:aws:iam::<account>:role/<name>`) given cluster-admin access "
         "entries, besides the deploying identity.",
     )
+    autoscaler: Literal["clusterAutoscaler", "karpenter"] = Field(
+        "clusterAutoscaler",
+        description="What adds and removes the nodes of the pools other than the system one: "
+        "`clusterAutoscaler` (default: one managed node group per pool, scaled from zero) or `karpenter` "
+        "(a Karpenter NodePool per pool: several instance types, spot falling back to on-demand, "
+        "reservations, consolidation of idle nodes). The first CPU pool stays a managed node group.",
+    )
     tags: AwsTags = Field(
         default_factory=dict,
         description="AWS tags (values may be empty) on the cluster, node groups, bucket, RDS instance and "

@@ -12,7 +12,7 @@ from datetime import date
 from typing import TYPE_CHECKING
 
 from components import cloud_limits, versions
-from components.config import eks_instances
+from components.config import capacity_rules, eks_instances
 from components.config.database import ManagedDatabase
 from components.config.errors import Add
 from components.config.node_pools import EksNodePool, gpu_names
@@ -560,6 +560,7 @@ def eks_problems(cfg: EksStack, add: Add) -> None:
         _taint_problems(i, pool, add)
         _label_problems(i, pool, add)
     _capacity_problems(cfg, add)
+    capacity_rules.eks_capacity_problems(cfg, add)
     _region_problems(cfg, add)
     _tag_problems(cfg, add)
     _version_problems(cfg, add)

@@ -8,7 +8,7 @@ import re
 from typing import TYPE_CHECKING
 
 from components import versions
-from components.config import gke_gpu_sharing, gke_gpu_zones, gke_machines
+from components.config import capacity_rules, gke_gpu_sharing, gke_gpu_zones, gke_machines
 from components.config.database import InClusterDatabase, ManagedDatabase, cloud_sql_tier_problem
 from components.config.errors import Add
 from components.config.node_pools import ARM_TAINT, GkeNodePool
@@ -106,7 +106,8 @@ def _n1_size_problems(i: int, pool: GkeNodePool, add: Add) -> None:
 
 
 def _on_demand_problems(i: int, pool: GkeNodePool, add: Add) -> None:
-    if pool.spot or gke_machines.sold_on_demand(pool.machine_type):
+    # A pool with `capacity`: capacity_rules checks each purchase option.
+    if pool.spot or pool.capacity is not None or gke_machines.sold_on_demand(pool.machine_type):
         return
     series = gke_machines.series(pool.machine_type)
     least = gke_machines.NOT_ON_DEMAND[series]
@@ -396,4 +397,5 @@ def gke_problems(cfg: GkeStack, add: Add) -> None:
         _disk_problems(i, pool, add)
         _taint_problems(i, pool, add)
     _operator_image_types(cfg, add)
+    capacity_rules.gke_capacity_problems(cfg, add)
     _network_problems(cfg, add)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from components import cloud_limits, constants
 from components.config import eks_instances, gke_machines
 from components.config.base import ConfigModel
 from components.config.cluster import AwsZone, GcpZone
+from components.config.pool_capacity import CapacityConfig
 from components.config.syntax import (
     DnsLabel,
     Flag,
@@ -238,8 +239,36 @@ class CloudNodePool(NodePool):
         "pool's zones; eks: the node group's maximum size.",
     )
     spot: Flag = Field(
-        False, description="Spot capacity (default: off; eks: `SPOT` capacity, else `ON_DEMAND`)."
+        False,
+        description="Spot capacity (default: off; eks: `SPOT` capacity, else `ON_DEMAND`); the same as "
+        "`capacity: {types: [spot]}`, which says more.",
     )
+    capacity: CapacityConfig | None = Field(
+        None,
+        description="Where the nodes come from, in order of preference: `{types, reservation, instanceTypes, "
+        "queued}` (default: on-demand, or spot with `spot`, `machineType` only).",
+    )
+
+    @model_validator(mode="after")
+    def _spot_or_capacity(self) -> CloudNodePool:
+        if self.spot and self.capacity is not None:
+            raise ValueError(
+                "`spot` and `capacity` both say where nodes come from: use `capacity.types` alone"
+            )
+        return self
+
+    @property
+    def capacity_types(self) -> list[str]:
+        """The purchase options in order: `capacity.types`, else spot or on-demand."""
+        if self.capacity is not None:
+            return list(self.capacity.types)
+        return ["spot"] if self.spot else ["onDemand"]
+
+    @property
+    def machine_types(self) -> list[str]:
+        """`machineType` and the alternatives `capacity.instanceTypes` names, in order."""
+        extra = self.capacity.instance_types if self.capacity is not None else []
+        return list(dict.fromkeys([self.machine_type, *extra]))
 
     @field_validator("gpu")
     @classmethod
@@ -293,6 +322,15 @@ class GkeGpuConfig(CloudGpuConfig):
 # The taint GKE puts on Arm nodes (components/config/gke_machines.py ARM_FAMILIES, with sources).
 ARM_TAINT = Taint(key="kubernetes.io/arch", value="arm64", effect="NoSchedule")
 
+# Node pools a custom ComputeClass lists carry this label and a NoSchedule taint of it, both
+# valued the class's name; pods select the class with it as a nodeSelector (and GKE adds the
+# toleration): https://docs.cloud.google.com/kubernetes-engine/docs/concepts/
+# about-custom-compute-classes#manual-node-pools (read 2026-11-26, as quoted by Google's
+# gcloud examples `--node-labels=cloud.google.com/compute-class=NAME --node-taints=
+# cloud.google.com/compute-class=NAME:NoSchedule`).
+COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
+COMPUTE_CLASS_PREFIX = "determined-"
+
 
 def _reserved_node_labels(cloud: str):
     """A validator of a created pool's labels: none under a domain the cloud or the kubelet
@@ -339,11 +377,51 @@ class GkeNodePool(CloudNodePool):
         return gke_machines.is_arm(self.machine_type)
 
     @property
+    def compute_class(self) -> str | None:
+        """The ComputeClass that chooses among the pool's node pools, one per machine type and
+        purchase option (components/cluster/gke/compute_classes.py): a pool with a fallback
+        (several `capacity.types` or `instanceTypes`), not a queued one (its tasks wait for a
+        ProvisioningRequest instead). None: one node pool of the pool's name."""
+        capacity = self.capacity
+        if capacity is None or not capacity.fallback or capacity.queued:
+            return None
+        # Prefixed: GKE keeps names of its own classes (`default`, `autopilot`, ...); a pool
+        # name (at most 40 characters on GKE) leaves it a valid label value (at most 63).
+        return f"{COMPUTE_CLASS_PREFIX}{self.name}"
+
+    @property
+    def compute_class_taint(self) -> Taint | None:
+        """The taint GKE wants on node pools a ComputeClass lists (COMPUTE_CLASS_LABEL)."""
+        name = self.compute_class
+        return None if name is None else Taint(key=COMPUTE_CLASS_LABEL, value=name, effect="NoSchedule")
+
+    @property
     def all_taints(self) -> list[Taint]:
         """The pool's taints with, on Arm pools, the one GKE adds (last), so that pods sent
-        there tolerate it and such a pool never counts as untainted."""
+        there tolerate it and such a pool never counts as untainted; on a pool with a
+        ComputeClass, its class taint before that."""
         taints = super().all_taints
+        class_taint = self.compute_class_taint
+        if class_taint is not None:
+            taints = [*taints, class_taint]
         return [*taints, ARM_TAINT] if self.arm and ARM_TAINT not in taints else taints
+
+    @property
+    def node_labels(self) -> dict[str, str]:
+        """The project's labels, with the class label on a ComputeClass pool's nodes."""
+        labels = super().node_labels
+        if self.compute_class is not None:
+            labels[COMPUTE_CLASS_LABEL] = self.compute_class
+        return labels
+
+    @property
+    def selector(self) -> dict[str, str]:
+        """The pool label, and on a ComputeClass pool the class: GKE's autoscaler scales the
+        class's node pools up only for pods that select the class by this label."""
+        selector = super().selector
+        if self.compute_class is not None:
+            selector[COMPUTE_CLASS_LABEL] = self.compute_class
+        return selector
 
 
 class EksNodePool(CloudNodePool):

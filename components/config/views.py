@@ -31,8 +31,11 @@ TASK_NAMESPACE_SUFFIX = "-tasks"
 
 
 def _system_capable(pool: NodePool) -> bool:
-    """A node pool fit for the master and the database: no taints, no GPUs, not spot."""
-    return not pool.all_taints and not pool.gpu and not getattr(pool, "spot", False)
+    """A node pool fit for the master and the database: no taints, no GPUs, not spot (nor
+    flex-start)."""
+    # Spot or flex-start nodes are reclaimed: not where the master and its database belong.
+    interruptible = {"spot", "flexStart"} & set(getattr(pool, "capacity_types", ()))
+    return not pool.all_taints and not pool.gpu and not interruptible
 
 
 class DeploymentViews:
