@@ -12,7 +12,7 @@ from typing import Any
 import pulumi
 
 from components import constants, kube, versions
-from components.addons import kueue
+from components.addons import kueue, provisioning
 from components.config import NodePool, ResourcePoolConfig, SharedFsStorage, gke_gpu_sharing
 from components.determined import ca_bundle, checkpoint_volumes, proxy, registry
 from components.determined.args import DeterminedArgs
@@ -47,10 +47,28 @@ def tolerations_for(pool: NodePool) -> list[dict[str, Any]]:
     return [taint.toleration for taint in pool.all_taints]
 
 
+# A running task is never moved by the node autoscalers' own choices: an evicted task pod
+# fails its allocation (a trial restarts from its last checkpoint, a notebook is lost).
+# Karpenter does not consolidate or drift a node with a pod so annotated, and drains an
+# expired one only once such pods end (https://karpenter.sh/docs/concepts/disruption/
+# #pod-level-controls, read 2026-11; expiry itself is forceful); the
+# cluster autoscaler does not scale such a node down (kubernetes/autoscaler
+# cluster-autoscaler/FAQ.md "What types of pods can prevent CA from removing a node?").
+# Involuntary losses (spot reclaimed, flex-start's end) are not prevented: docs/concepts/capacity.md.
+NO_DISRUPTION = {
+    "karpenter.sh/do-not-disrupt": "true",
+    "cluster-autoscaler.kubernetes.io/safe-to-evict": "false",
+}
+
+
 def pin(pod: dict[str, Any], node_pool: NodePool) -> dict[str, Any]:
     """`pod` kept on `node_pool`: its node selector added over the pod's own (the pinning
     labels win), and a toleration for each of its taints beside the pod's own. Strategic
-    merge would replace the pod's tolerations (an atomic list); pinning only adds."""
+    merge would replace the pod's tolerations (an atomic list); pinning only adds. The pod
+    is marked not to be disrupted by the autoscalers (NO_DISRUPTION), over its own marks."""
+    meta = dict(pod.get("metadata") or {})
+    meta["annotations"] = {**(meta.get("annotations") or {}), **NO_DISRUPTION}
+    pod = {**pod, "metadata": meta}
     spec = dict(pod.get("spec") or {})
     spec["nodeSelector"] = {**(spec.get("nodeSelector") or {}), **node_pool.selector}
     own = list(spec.get("tolerations") or [])
@@ -141,14 +159,21 @@ def pool_namespaces(cfg: DeterminedArgs, rp: ResourcePoolConfig) -> list[str]:
 def queue_objects(cfg: DeterminedArgs) -> list[dict[str, Any]]:
     """scheduler kueue: a ResourceFlavor per node pool of a queued pool, and per queued pool
     a ClusterQueue (its quota on that flavor, for the namespaces its Jobs land in) and a
-    LocalQueue in each of those namespaces."""
+    LocalQueue in each of those namespaces. Pools on GKE queued-provisioning node pools: their
+    ClusterQueue names the ProvisioningRequest check, which (with its config) comes once."""
     queued = [rp for rp in cfg.resource_pools if cfg.queued(rp)]
     flavors = {rp.node_pool: kueue.resource_flavor(cfg.node_pool_of(rp)) for rp in queued}
     objects = list(flavors.values())
+    if any(provisioning.queued_provisioning(cfg.node_pool_of(rp)) for rp in queued):
+        objects += provisioning.objects()
     for rp in queued:
-        flavor = kueue.flavor_name(cfg.node_pool_of(rp))
+        node_pool = cfg.node_pool_of(rp)
+        flavor = kueue.flavor_name(node_pool)
         namespaces = pool_namespaces(cfg, rp)
-        objects.append(kueue.cluster_queue(rp, flavor, cfg.queue_quota(rp), cfg.kueue.cohort, namespaces))
+        checks = [provisioning.NAME] if provisioning.queued_provisioning(node_pool) else None
+        objects.append(
+            kueue.cluster_queue(rp, flavor, cfg.queue_quota(rp), cfg.kueue.cohort, namespaces, checks)
+        )
         objects += [kueue.local_queue(rp, namespace) for namespace in namespaces]
     return objects
 

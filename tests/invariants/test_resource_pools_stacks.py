@@ -10,6 +10,7 @@ from conftest import raw_config
 from planning import by_kind, of_type, one, plan_for, planned
 
 from components.config import ConfigError, load_config
+from components.determined import resource_pools
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
@@ -32,7 +33,8 @@ def test_every_pool_carries_its_queue_label_in_both_pod_specs():
     for name, tcd in pools.items():
         for key in ("cpu_pod_spec", "gpu_pod_spec"):
             assert tcd[key]["metadata"]["labels"] == {QUEUE_LABEL: f"determined-{name}"}
-            assert "annotations" not in tcd[key]["metadata"]  # no partial admission
+            # No partial admission annotation: only the autoscalers' hands-off marks.
+            assert tcd[key]["metadata"]["annotations"] == resource_pools.NO_DISRUPTION
 
 
 def test_every_local_queue_points_at_a_cluster_queue_of_its_namespace_and_existing_flavors():
@@ -99,8 +101,11 @@ def test_without_kueue_nothing_of_it_is_created():
     result = planned("gke-prod")
     assert not [r for r in result.resources if "kueue" in r["type"] or r["name"] == "kueue"]
     config = yaml.safe_load(result.master_yaml)
+    # No queue label: the pod specs' metadata holds only the autoscalers' hands-off marks.
     assert all(
-        "metadata" not in p["task_container_defaults"]["gpu_pod_spec"] for p in config["resource_pools"]
+        p["task_container_defaults"]["gpu_pod_spec"]["metadata"]
+        == {"annotations": resource_pools.NO_DISRUPTION}
+        for p in config["resource_pools"]
     )
 
 
