@@ -27,6 +27,11 @@ AWS_TAGS_SOURCE = (
     "50 user tags, 'aws:' reserved) (read 2026-11)"
 )
 ASG_TAG_SOURCE = "https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_Tag.html (read 2026-11)"
+EC2_TAG_SOURCE = "https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_Tag.html (read 2026-11)"
+SQS_RETENTION_SOURCE = (
+    "https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SetQueueAttributes.html: "
+    "MessageRetentionPeriod 60 to 1,209,600 seconds (read 2026-11)"
+)
 
 # Google Cloud labels: at most 64 per resource; keys 1-63 characters starting with a
 # lower-case letter or an international character, values 0-63; lower-case letters, numeric
@@ -64,6 +69,9 @@ AWS_TAG_KEY_MAX = 128
 AWS_TAG_VALUE_MAX = 256
 AWS_MAX_TAGS = 50
 AWS_RESERVED_PREFIX = "aws:"  # in any case
+# SQS message retention (SQS_RETENTION_SOURCE).
+SQS_MIN_RETENTION = 60
+SQS_MAX_RETENTION = 1_209_600
 
 # Node label keys in domains Kubernetes and the clouds keep for themselves (a domain covers
 # its subdomains: node-role.kubernetes.io is under kubernetes.io).
@@ -159,9 +167,25 @@ def node_label_key_problem(key: str, cloud: str) -> str | None:
     return None
 
 
+# The one cloud.google.com node label a node pool may be given: a custom ComputeClass's, which
+# GKE asks for on the node pools the class lists ("--node-labels=cloud.google.com/compute-class=
+# COMPUTE_CLASS": https://docs.cloud.google.com/kubernetes-engine/docs/concepts/
+# about-custom-compute-classes#manual-node-pools, read 2026-11-26). The API refused it in a
+# cluster's own node_config (hashicorp/terraform-provider-google#19677, 2024); node pools take
+# it (GoogleCloudPlatform examples of google_container_node_pool with it, read 2026-11-26).
+# Users still cannot set it: the project does (components/config/node_pools.py).
+GKE_NODE_POOL_LABELS_ALLOWED = ("cloud.google.com/compute-class",)
+
+
 def _node_labels_problems(cloud: str) -> Callable[[dict[str, str]], list[str]]:
+    allowed = GKE_NODE_POOL_LABELS_ALLOWED if cloud == "gke" else ()
+
     def check(labels: dict[str, str]) -> list[str]:
-        return [f"label key {key!r}: {p}" for key in labels if (p := node_label_key_problem(key, cloud))]
+        return [
+            f"label key {key!r}: {p}"
+            for key in labels
+            if key not in allowed and (p := node_label_key_problem(key, cloud))
+        ]
 
     return check
 
@@ -334,6 +358,21 @@ LIMITS: tuple[Limit, ...] = (
         "tag",
         lambda t: aws_tag_problems(t["key"], str(t["value"])),
         ASG_TAG_SOURCE,
+    ),
+    # One tag on a resource the stack did not create (Karpenter's discovery tag on the cluster's
+    # security group).
+    Limit(
+        "aws:ec2/tag:Tag",
+        "key",
+        lambda key: aws_tag_problems(key, ""),
+        EC2_TAG_SOURCE,
+    ),
+    Limit("aws:ec2/tag:Tag", "value", lambda value: aws_tag_problems("k", str(value)), EC2_TAG_SOURCE),
+    Limit(
+        "aws:sqs/queue:Queue",
+        "messageRetentionSeconds",
+        lambda s: [] if SQS_MIN_RETENTION <= s <= SQS_MAX_RETENTION else [f"{s} s is out of range"],
+        SQS_RETENTION_SOURCE,
     ),
     Limit("aws:", "tags", aws_tags_problems, AWS_TAGS_SOURCE),
 )

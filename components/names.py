@@ -110,6 +110,14 @@ EC2_SECURITY_GROUP = (
     "https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_CreateSecurityGroup.html (read 2026-11)"
 )
 S3_BUCKET = "https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html (read 2026-11)"
+SQS_QUEUE = (
+    "https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_CreateQueue.html: QueueName "
+    "up to 80 characters, alphanumerics, '-' and '_' (read 2026-11)"
+)
+EVENTBRIDGE_RULE = (
+    "https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_PutRule.html: Name 1-64 characters, "
+    "[\\.\\-_A-Za-z0-9]+, unique per event bus (read 2026-11)"
+)
 # Prefixes and suffixes S3 keeps for itself (demo names, access point and Object Lambda
 # aliases, Multi-Region Access Points, directory and table buckets): "General purpose
 # buckets naming rules", https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html
@@ -235,6 +243,32 @@ RULES: tuple[NameRule, ...] = (
         r"[\w+=,.@-]+",
         "letters, digits and +=,.@_-",
         IAM_ROLE_POLICY,
+        lower=False,
+        letter_first=False,
+    ),
+    _rule(
+        # Unique per account and region (the Karpenter interruption queue).
+        "aws:sqs/queue:Queue",
+        "name",
+        "region",
+        1,
+        80,
+        r"[A-Za-z0-9_-]+",
+        "letters, digits, '-' and '_'",
+        SQS_QUEUE,
+        lower=False,
+        letter_first=False,
+    ),
+    _rule(
+        # Unique on the region's default event bus (Karpenter's interruption rules).
+        "aws:cloudwatch/eventRule:EventRule",
+        "name",
+        "region",
+        1,
+        64,
+        r"[.A-Za-z0-9_-]+",
+        "letters, digits, '.', '-' and '_'",
+        EVENTBRIDGE_RULE,
         lower=False,
         letter_first=False,
     ),

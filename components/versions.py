@@ -316,3 +316,10 @@ POSTGRES_EXPORTER_VERSION = "8.2.0"
 DCGM_EXPORTER_CHART = "dcgm-exporter"
 DCGM_EXPORTER_REPOSITORY = "https://nvidia.github.io/dcgm-exporter/helm-charts"
 DCGM_EXPORTER_VERSION = "4.8.2"
+
+# Karpenter (EKS, cluster.autoscaler karpenter): the official chart, oci://public.ecr.aws/karpenter/karpenter,
+# newest tag of aws/karpenter-provider-aws (v1.14.1, bde0065; key set in tests/data/chart-keys). The
+# chart carries its CRDs in crds/ (NodePool, EC2NodeClass, NodeClaim...): Helm installs them on the
+# first install only and never upgrades them (charts/karpenter/crds at the tag).
+KARPENTER_CHART = "oci://public.ecr.aws/karpenter/karpenter"
+KARPENTER_VERSION = "1.14.1"

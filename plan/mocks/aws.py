@@ -126,6 +126,10 @@ def _rds_instance(req: Request) -> dict[str, Any]:
     }
 
 
+def _sqs_url(req: Request) -> str:
+    return f"https://sqs.{_aws_region(req)}.amazonaws.com/{AWS_ACCOUNT}/{req.inputs['name']}"
+
+
 def _iam_role(req: Request) -> dict[str, Any]:
     return {
         "arn": f"arn:aws:iam::{AWS_ACCOUNT}:role/{req.inputs['name']}",
@@ -214,6 +218,27 @@ RESOURCES: dict[str, ResourceModel] = {
         }
     ),
     "aws:autoscaling/tag:Tag": ResourceModel(),
+    # The provider's id of a queue is its URL (SQS CreateQueue returns QueueUrl).
+    "aws:sqs/queue:Queue": ResourceModel(
+        create=lambda req: {
+            "arn": f"arn:aws:sqs:{_aws_region(req)}:{AWS_ACCOUNT}:{req.inputs['name']}",
+            "url": _sqs_url(req),
+            "tagsAll": req.inputs.get("tags", {}),
+        },
+        autoname="name",
+        ident=_sqs_url,
+    ),
+    "aws:sqs/queuePolicy:QueuePolicy": ResourceModel(),
+    "aws:cloudwatch/eventRule:EventRule": ResourceModel(
+        create=lambda req: {
+            "arn": f"arn:aws:events:{_aws_region(req)}:{AWS_ACCOUNT}:rule/{req.inputs['name']}",
+            "tagsAll": req.inputs.get("tags", {}),
+        },
+        autoname="name",
+        ident=lambda req: req.inputs["name"],
+    ),
+    "aws:cloudwatch/eventTarget:EventTarget": ResourceModel(),
+    "aws:ec2/tag:Tag": ResourceModel(),
     "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock": ResourceModel(),
     "aws:s3/bucketOwnershipControls:BucketOwnershipControls": ResourceModel(),
     "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration": ResourceModel(),

@@ -6,7 +6,8 @@ Plain pulumi-aws resources (no pulumi-eks component), so tests and policies see 
 One module per concern (network, iam, cluster, node_groups, storage, database); pure
 functions give each resource's arguments, and each module's own function registers its part
 (`network.network`, `cluster.admin_access`, `cluster.addon`, `node_groups.node_group`,
-`node_groups.autoscaler`, `storage.checkpoint_bucket`, `database.rds`, `dns.dns01_identity`);
+`node_groups.autoscaler`, `karpenter.karpenter`, `storage.checkpoint_bucket`, `database.rds`,
+`dns.dns01_identity`);
 `EksCluster` only wires them.
 
 No `from __future__ import annotations` here: the Pulumi SDK's schema analyzer reads the
@@ -26,7 +27,7 @@ from components.cluster import (
     publish,
 )
 from components.cluster.eks import cluster as eks_cluster
-from components.cluster.eks import database, dns, iam, network, node_groups, storage
+from components.cluster.eks import database, dns, iam, karpenter, network, node_groups, storage
 from components.cluster.eks.args import EksClusterArgs
 from components.config import InClusterDatabase, ManagedDatabase
 
@@ -39,7 +40,8 @@ OLD_TYPE = "determined:eks:Platform"
 
 class EksCluster(pulumi.ComponentResource):
     """An EKS cluster for Determined: its VPC, managed node groups scaling from zero with the
-    cluster-autoscaler, the checkpoint bucket with Pod Identity, RDS, cert-manager's Route 53
+    cluster-autoscaler (or, with cluster.autoscaler karpenter, the system group and Karpenter
+    making the other pools' nodes), the checkpoint bucket with Pod Identity, RDS, cert-manager's Route 53
     identity, and NVIDIA's device plugin or GPU operator, as its Args ask; `handle` is what
     the Determined component deploys onto."""
 
@@ -108,6 +110,8 @@ class EksCluster(pulumi.ComponentResource):
                     args, addon, self.cluster, addon_roles.get(addon), child, invoke_output
                 )
         before_groups = [*node_role.ready, *addons.values()]
+        # A managed node group per pool, but those Karpenter makes nodes for (cluster.autoscaler).
+        group_pools = karpenter.group_pools(args)
         self.node_groups = [
             node_groups.node_group(
                 args,
@@ -118,14 +122,14 @@ class EksCluster(pulumi.ComponentResource):
                 child,
                 before_groups,
             )
-            for pool in args.node_pools
+            for pool in group_pools
         ]
         # The node group the master runs on (the first untainted on-demand CPU pool by default):
         # what Determined waits for, and enough for the add-ons whose pods need nodes.
         master_pool = args.master_pool
         system_groups = [
             group
-            for pool, group in zip(args.node_pools, self.node_groups, strict=True)
+            for pool, group in zip(group_pools, self.node_groups, strict=True)
             if master_pool is None or pool.name == master_pool.name
         ]
         after_nodes = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=system_groups))
@@ -154,7 +158,14 @@ class EksCluster(pulumi.ComponentResource):
             *(a for name, a in addons.items() if name != eks_cluster.NODE_MONITORING_AGENT),
         ]
 
-        node_groups.autoscaler(args, self.cluster, caller.account_id, self.node_groups, child, kube_opts)
+        # The cluster-autoscaler sizes managed groups only: not installed when none can change size.
+        if karpenter.needs_cluster_autoscaler(args):
+            node_groups.autoscaler(args, self.cluster, caller.account_id, self.node_groups, child, kube_opts)
+        self.karpenter: karpenter.Karpenter | None = None
+        if args.cluster.autoscaler == "karpenter":
+            self.karpenter = karpenter.karpenter(
+                args, self.cluster, caller.account_id, system_groups, child, kube_opts
+            )
 
         # The GPU software needs every group's nodes; nothing of Determined waits for it.
         after_groups = pulumi.ResourceOptions.merge(

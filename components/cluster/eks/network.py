@@ -49,13 +49,41 @@ def zone_count(args: EksClusterArgs) -> int:
     return len(args.cluster.zones) or (3 if args.environment == "prod" else 2)
 
 
-def subnet_tags(cluster: str, public: bool) -> dict[str, str]:
+# What Karpenter's EC2NodeClasses select subnets and security groups by (upstream's guides tag
+# them `karpenter.sh/discovery: <cluster>`: aws/karpenter-provider-aws@v1.14.1 website/content/en/
+# docs/getting-started/migrating-from-cas/scripts/step05-tag-subnets.sh,
+# step06-tag-security-groups.sh). Only what the stack made carries it: the private subnets of a
+# created VPC and (components/cluster/eks/karpenter.py) the cluster's own security group. The
+# subnets of an existing VPC are the user's and may serve other clusters (one tag key, one
+# value): those are selected by id (subnet_selector_terms).
+DISCOVERY_TAG = "karpenter.sh/discovery"
+
+
+def subnet_tags(cluster: str, public: bool, discovery: bool = False) -> dict[str, str]:
+    """`discovery`: Karpenter finds the (private) subnet by DISCOVERY_TAG."""
     role = "kubernetes.io/role/elb" if public else "kubernetes.io/role/internal-elb"
-    return {
+    tags = {
         role: "1",
         f"kubernetes.io/cluster/{cluster}": "shared",
         "Name": f"{cluster}-{'public' if public else 'private'}",
     }
+    if discovery:
+        tags[DISCOVERY_TAG] = cluster
+    return tags
+
+
+def subnet_selector_terms(args: EksClusterArgs) -> list[dict[str, object]]:
+    """An EC2NodeClass's subnetSelectorTerms: the existing VPC's private subnets by id, else the
+    created ones by DISCOVERY_TAG (terms are ORed: karpenter.k8s.aws_v1_EC2NodeClass schema)."""
+    vpc = args.cluster.vpc
+    if vpc.existing:
+        return [{"id": subnet} for subnet in vpc.private_subnet_ids]
+    return [{"tags": {DISCOVERY_TAG: args.cluster.name}}]
+
+
+def security_group_selector_terms(args: EksClusterArgs) -> list[dict[str, object]]:
+    """An EC2NodeClass's securityGroupSelectorTerms: the cluster security group, by its tag."""
+    return [{"tags": {DISCOVERY_TAG: args.cluster.name}}]
 
 
 def network(args: EksClusterArgs, keep_database: bool, opts: pulumi.ResourceOptions) -> Network:
@@ -138,7 +166,7 @@ def network(args: EksClusterArgs, keep_database: bool, opts: pulumi.ResourceOpti
             vpc_id=vpc.id,
             cidr_block=private_cidrs[i],
             availability_zone=zone_names[i],
-            tags=subnet_tags(name, public=False),
+            tags=subnet_tags(name, public=False, discovery=args.cluster.autoscaler == "karpenter"),
             opts=private_subnet_opts,
         )
         routes = aws.ec2.RouteTable(
