@@ -52,12 +52,13 @@ def with_gpu_pool_taints(
     defaults: list[dict[str, Any]], node_pools: Sequence[NodePool]
 ) -> list[dict[str, Any]]:
     """`defaults` plus a toleration for every other taint of a GPU pool (its nodes need
-    the operator's DaemonSets too)."""
+    the operator's DaemonSets too): those the pool's nodes carry (all_taints), a ComputeClass's
+    and GKE's Arm taint included."""
     tolerations = list(defaults)
     for pool in node_pools:
         if not pool.gpu:
             continue
-        for taint in pool.taints:
+        for taint in pool.all_taints:
             if taint.key != GPU_TAINT.key and taint.toleration not in tolerations:
                 tolerations.append(taint.toleration)
     return tolerations

@@ -26,7 +26,9 @@ components/determined/resource_pools.py), and its ClusterQueue selects exactly t
 
 Per node pool one ResourceFlavor (its nodes, with tolerations for their taints, which Kueue
 adds to the pods it admits); per resource pool one ClusterQueue (quota on that flavor) and a
-LocalQueue of the same name in each of its namespaces.
+LocalQueue of the same name in each of its namespaces. A pool whose nodes come through GKE's
+queued provisioning has its ClusterQueue name the ProvisioningRequest admission check
+(components/addons/provisioning.py).
 
 Pure functions only: the objects are registered elsewhere.
 """
@@ -38,7 +40,7 @@ from typing import Any
 import yaml
 
 from components import constants, kube, versions
-from components.addons import release
+from components.addons import provisioning, release
 from components.config.addons import KUEUE_PODS_READY_TIMEOUT_SECONDS
 from components.config.node_pools import NodePool
 from components.config.resource_pools import ResourcePoolConfig
@@ -73,6 +75,18 @@ DEFAULT_PODS_READY_TIMEOUT_SECONDS = KUEUE_PODS_READY_TIMEOUT_SECONDS
 # evicted Job); kept for the Configuration to say what Kueue would do.
 BACKOFF_BASE_SECONDS = 60
 BACKOFF_MAX_SECONDS = 3600
+
+# How long a Job whose Workload Kueue deactivated stays before Kueue deletes it
+# (objectRetentionPolicies.workloads.afterDeactivatedByKueue, apis/config/v1beta2/
+# configuration_types.go:783-804 at v0.19.2, GA without a gate since 0.17: pkg/features/
+# kube_features.go:703-706; the deletion: pkg/controller/jobframework/reconciler.go:794-820).
+# Kueue deactivates a Workload whose admission check it rejected (a ProvisioningRequest failed
+# past its retries: pkg/controller/core/workload_controller.go:974-990); suspended, its Job would
+# leave the task waiting forever (the master never sees a condition), deleted, the master fails
+# the allocation ("job was deleted": master/internal/rm/kubernetesrm/job.go:285-299 at
+# determined-ai/determined v0.38.1). Ten minutes keep the Workload's events (why) readable.
+# Nothing else deactivates Determined's Workloads: the pods-ready requeuing has no limit.
+DEACTIVATED_JOB_RETENTION = "10m"
 
 # The chart's default controllerManagerConfigYaml at 0.19.2 (charts/kueue/values.yaml), whose
 # settings are kept: replacing the string replaces all of it.
@@ -128,6 +142,7 @@ def manager_config(pods_ready_timeout_seconds: int) -> dict[str, Any]:
             },
         },
         "integrations": {"frameworks": list(FRAMEWORKS)},
+        "objectRetentionPolicies": {"workloads": {"afterDeactivatedByKueue": DEACTIVATED_JOB_RETENTION}},
         # The chart's metrics address, and each ClusterQueue's quota and usage as metrics
         # (kueue_cluster_queue_resource_usage, _nominal_quota: only with this switch,
         # kubernetes-sigs/kueue v0.19.2 apis/config/v1beta2/configuration_types.go:182-185,
@@ -155,11 +170,14 @@ def flavor_name(node_pool: NodePool) -> str:
 
 def resource_flavor(node_pool: NodePool) -> dict[str, Any]:
     """The nodes of `node_pool`. Kueue adds the node labels (as a node selector) and the
-    tolerations to the pods of the Jobs it admits on this flavor."""
+    tolerations to the pods of the Jobs it admits on this flavor (and to the pod templates of
+    their ProvisioningRequests): on a queued-provisioning pool also the toleration of the taint
+    GKE puts on its nodes."""
     spec: dict[str, Any] = {}
     if node_pool.selector:
         spec["nodeLabels"] = dict(node_pool.selector)
     tolerations = [taint.toleration for taint in node_pool.all_taints]
+    tolerations += provisioning.flavor_tolerations(node_pool)
     if tolerations:
         # GPU taint first (NodePool.all_taints).
         spec["tolerations"] = tolerations
@@ -172,12 +190,20 @@ def queue_name(rp: ResourcePoolConfig) -> str:
 
 
 def cluster_queue(
-    rp: ResourcePoolConfig, flavor: str, nominal: dict[str, str], cohort: str | None, namespaces: list[str]
+    rp: ResourcePoolConfig,
+    flavor: str,
+    nominal: dict[str, str],
+    cohort: str | None,
+    namespaces: list[str],
+    admission_checks: list[str] | None = None,
 ) -> dict[str, Any]:
     """The quota of a resource pool: `nominal` ({resource: quantity}) of `flavor`, for the
     Jobs of `namespaces` (those holding the pool's LocalQueues) only; borrowing from the other
     queues of `cohort` when given. GPUs are `nvidia.com/gpu` as the nodes advertise them: MIG
-    partitions and shared GPUs each count (StackConfig.queue_quota)."""
+    partitions and shared GPUs each count (StackConfig.queue_quota). `admission_checks`: the
+    checks a Job passes after its quota is reserved and before it is admitted, on every flavor
+    (v1beta2 has only `admissionChecksStrategy`: config/components/crd/bases/
+    kueue.x-k8s.io_clusterqueues.yaml at v0.19.2)."""
     if not nominal:
         raise ValueError(f"resource pool {rp.name}: a ClusterQueue needs a quota for at least one resource")
     if not namespaces:
@@ -200,6 +226,9 @@ def cluster_queue(
     }
     if cohort:
         spec["cohortName"] = cohort
+    if admission_checks:
+        # No onFlavors: one flavor per queue, and an empty list means every flavor.
+        spec["admissionChecksStrategy"] = {"admissionChecks": [{"name": name} for name in admission_checks]}
     spec["queueingStrategy"] = "BestEffortFIFO"
     return kube.manifest(API, "ClusterQueue", kube.metadata(queue_name(rp), COMPONENT), spec=spec)
 

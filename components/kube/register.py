@@ -50,6 +50,8 @@ _CUSTOM_KINDS = {
     ("kueue.x-k8s.io/v1beta2", "ResourceFlavor"),
     ("kueue.x-k8s.io/v1beta2", "ClusterQueue"),
     ("kueue.x-k8s.io/v1beta2", "LocalQueue"),
+    ("kueue.x-k8s.io/v1beta2", "AdmissionCheck"),
+    ("kueue.x-k8s.io/v1beta2", "ProvisioningRequestConfig"),
     ("gateway.networking.k8s.io/v1", "GatewayClass"),
     ("gateway.networking.k8s.io/v1", "Gateway"),
     ("gateway.networking.k8s.io/v1", "HTTPRoute"),
@@ -61,6 +63,11 @@ _CUSTOM_KINDS = {
     ("monitoring.coreos.com/v1", "ServiceMonitor"),
     ("monitoring.coreos.com/v1", "PodMonitor"),
     ("monitoring.coreos.com/v1", "PrometheusRule"),
+    # Karpenter's chart's CRDs (components/cluster/eks/karpenter_nodes.py).
+    ("karpenter.sh/v1", "NodePool"),
+    ("karpenter.k8s.aws/v1", "EC2NodeClass"),
+    # GKE's own CRD (components/cluster/gke/compute_classes.py).
+    ("cloud.google.com/v1", "ComputeClass"),
 }
 
 

@@ -61,7 +61,11 @@ def test_every_gke_pool_gpu_pools_included_is_auto_repaired(stack):
     pools = of_type(planned(stack), "container/nodePool:NodePool")
     assert any("guestAccelerators" in p["inputs"]["nodeConfig"] for p in pools), "no GPU pool planned"
     for pool in pools:
-        assert pool["inputs"]["management"] == {"autoRepair": True, "autoUpgrade": True}, pool["name"]
+        # Flex-start VMs (capacity flexStart, queued) run without auto-repair, as GKE requires
+        # (GoogleCloudPlatform/cluster-toolkit@01a7a3e modules/compute/gke-node-pool/main.tf:
+        # "enable_flex_start needs node auto_repair set to false").
+        repaired = not pool["inputs"]["nodeConfig"].get("flexStart")
+        assert pool["inputs"]["management"] == {"autoRepair": repaired, "autoUpgrade": True}, pool["name"]
 
 
 def test_node_repair_off_turns_gke_auto_repair_off_on_every_pool_and_keeps_auto_upgrade():
@@ -138,7 +142,14 @@ def test_every_eks_group_is_repaired_and_the_agent_tolerates_every_gpu_taint(sta
     result = planned(stack)
     groups = of_type(result, "eks/nodeGroup:NodeGroup")
     gpu_groups = [g for g in groups if g["inputs"]["amiType"] == node_groups.AMI_GPU]
-    assert gpu_groups, "no GPU group planned"
+    # GPU nodes Karpenter makes (cluster.autoscaler karpenter): the agent's DCGM server runs there too.
+    karpenter_gpu_taints = [
+        (m["metadata"]["name"], taint)
+        for m in result.manifests
+        if m["kind"] == "NodePool" and "nvidia.com/gpu" in m["spec"].get("limits", {})
+        for taint in m["spec"]["template"]["spec"].get("taints", [])
+    ]
+    assert gpu_groups or karpenter_gpu_taints, "no GPU group or GPU NodePool planned"
     for group in groups:
         expected = {"enabled": True}
         if group in gpu_groups:
@@ -153,6 +164,8 @@ def test_every_eks_group_is_repaired_and_the_agent_tolerates_every_gpu_taint(sta
         for taint in group["inputs"]["taints"]:
             taint = {**taint, "effect": EFFECTS[taint["effect"]]}
             assert any(tolerates(t, taint) for t in tolerations), (group["name"], taint)
+    for name, taint in karpenter_gpu_taints:
+        assert any(tolerates(t, taint) for t in tolerations), (name, taint)
     # At the add-on's default version for the cluster's minor, like every add-on.
     version = resource(result, "eks/cluster:Cluster", "cluster")["inputs"]["version"]
     assert agent["inputs"]["addonVersion"].startswith(f"v1.{version.split('.')[1]}.")

@@ -10,6 +10,8 @@ import copy
 import pytest
 import stack_plans
 
+from components.config import eks_instances, gke_machines
+
 TASK_CONTAINER = "determined-container"
 # docs/contract.md §1: every GPU node pool carries this taint.
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
@@ -77,20 +79,45 @@ def node_selector(node_pool):
 
 
 def created_node_pools(stack):
-    """Node pools the stack creates, by name: (node labels, taints as Kubernetes writes them)."""
+    """What each configured node pool's nodes can be, by its name: a list of (node labels,
+    taints as Kubernetes writes them, machine types, GPUs per machine), one per cloud node
+    pool, node group or Karpenter NodePool made for it (a pool a ComputeClass or Karpenter
+    serves has several: every one must be able to run its tasks)."""
     effects = {
         "NO_SCHEDULE": "NoSchedule",
         "PREFER_NO_SCHEDULE": "PreferNoSchedule",
         "NO_EXECUTE": "NoExecute",
     }
     created = {}
+
+    def add(labels, taints, machines, gpus):
+        created.setdefault(labels.get(NODE_POOL_LABEL), []).append((labels, taints, machines, gpus))
+
+    def ec2_gpus(machine):
+        # eks_instances.gpu_count is for GPU instance types (1 for any other).
+        return eks_instances.gpu_count(machine) if eks_instances.accelerator(machine) else 0
+
     for reg in stack.registrations("container/nodePool:NodePool"):  # GKE
         config = reg.inputs["nodeConfig"]
         taints = [{**t, "effect": effects[t["effect"]]} for t in config.get("taints", [])]
-        created[reg.inputs["name"]] = (config.get("labels", {}), taints)
+        machine = config["machineType"]
+        attached = sum(int(a["count"]) for a in config.get("guestAccelerators", []))
+        add(config.get("labels", {}), taints, [machine], [gke_machines.gpu_count(machine) or attached])
     for reg in stack.registrations("eks/nodeGroup:NodeGroup"):  # EKS
         taints = [{**t, "effect": effects[t["effect"]]} for t in reg.inputs.get("taints", [])]
-        created[reg.inputs["nodeGroupName"]] = (reg.inputs.get("labels", {}), taints)
+        machines = list(reg.inputs.get("instanceTypes") or [])
+        add(reg.inputs.get("labels", {}), taints, machines, [ec2_gpus(m) for m in machines])
+    for pool in stack.manifests("NodePool"):  # Karpenter (karpenter.sh/v1)
+        template = pool["spec"]["template"]
+        requirements = {r["key"]: r for r in template["spec"]["requirements"]}
+        machines = list(requirements["node.kubernetes.io/instance-type"]["values"])
+        labels = template["metadata"]["labels"]
+        add(
+            labels,
+            list(template["spec"].get("taints") or []),
+            machines,
+            [ec2_gpus(m) for m in machines],
+        )
     return created
 
 
@@ -133,27 +160,37 @@ def test_tasks_select_the_nodes_of_their_node_pool(stack):
 
 
 def test_tasks_land_on_the_nodes_the_stack_creates(stack):
-    """On gke/eks: what task pods select is on the created pool's nodes, and every taint
-    those nodes carry is tolerated."""
+    """On gke/eks: what task pods select is on every kind of node the stack creates for their
+    pool (each fallback of a ComputeClass or Karpenter pool too), every taint those nodes
+    carry is tolerated, and each machine type there carries the pool's GPUs (a task sized for
+    the pool fits whichever capacity it gets)."""
     created = created_node_pools(stack)
     if stack.raw["cloud"] == "existing":
         assert not created
         return
     assert set(created) == {p["name"] for p in stack.raw["nodePools"]}
     for rp, node_pool, entry in pools(stack):
-        labels, taints = created[node_pool["name"]]
-        for key, pod in task_specs(entry).items():
-            spec = pod["spec"]
-            assert (spec.get("nodeSelector") or {}).items() <= labels.items(), (
-                f"{stack.name}: {rp['name']} {key}"
+        gpus = (node_pool.get("gpu") or {}).get("count", 0)
+        for labels, taints, machines, counts in created[node_pool["name"]]:
+            assert machines and all(count == gpus for count in counts), (
+                f"{stack.name}: {node_pool['name']}: {machines} carry {counts} GPUs, the pool {gpus}"
             )
-            for taint in taints:
-                assert any(
-                    t["key"] == taint["key"]
-                    and t["effect"] == taint["effect"]
-                    and (t["operator"] == "Exists" or t.get("value") == taint["value"])
-                    for t in spec.get("tolerations") or []
-                ), f"{stack.name}: {rp['name']} {key} does not tolerate {taint}"
+            for key, pod in task_specs(entry).items():
+                spec = pod["spec"]
+                assert (spec.get("nodeSelector") or {}).items() <= labels.items(), (
+                    f"{stack.name}: {rp['name']} {key} does not select {labels}"
+                )
+                for taint in taints:
+                    assert any(
+                        t["key"] == taint["key"]
+                        and t["effect"] == taint["effect"]
+                        and (t["operator"] == "Exists" or t.get("value") == taint.get("value"))
+                        for t in spec.get("tolerations") or []
+                    ), f"{stack.name}: {rp['name']} {key} does not tolerate {taint}"
+                # Running tasks are not for the autoscalers to move (resource_pools.NO_DISRUPTION).
+                annotations = (pod.get("metadata") or {}).get("annotations") or {}
+                assert annotations.get("karpenter.sh/do-not-disrupt") == "true", f"{stack.name}: {rp['name']}"
+                assert annotations.get("cluster-autoscaler.kubernetes.io/safe-to-evict") == "false"
 
 
 def test_tasks_tolerate_every_taint_of_their_node_pool(stack):

@@ -26,7 +26,7 @@ from components.cluster import (
     publish,
 )
 from components.cluster.gke import cluster as gke_cluster
-from components.cluster.gke import database, dns, network, node_pools, storage
+from components.cluster.gke import compute_classes, database, dns, network, node_pools, storage
 from components.cluster.gke.args import GkeClusterArgs
 from components.config import ConfigError, InClusterDatabase, ManagedDatabase, Problem
 from components.config.gke import volume_disk_type
@@ -94,12 +94,27 @@ class GkeCluster(pulumi.ComponentResource):
             **gke_cluster.cluster_args(args, project, net, node_account.email),
         )
         network.webhook_firewall(args, net, self.cluster, child)
-        self.node_pools = node_pools.pools(args, self.cluster.id, node_account, project, child)
+        # Per configured pool its GKE node pools (several with a ComputeClass), and all of them.
+        self.pool_node_pools = node_pools.pools(args, self.cluster.id, node_account, project, child)
+        self.node_pools = [node_pool for group in self.pool_node_pools.values() for node_pool in group]
 
         self.kubeconfig = gke_cluster.kubeconfig_output(args.cluster.name, self.cluster)
         self.kubernetes = k8s.Provider(
             "gke", kubeconfig=self.kubeconfig, opts=pulumi.ResourceOptions(parent=self)
         )
+        # A pool's ComputeClass after the node pools it lists (GKE installs the CRD itself).
+        self.compute_classes = [
+            kube.register(
+                obj,
+                pulumi.ResourceOptions(
+                    parent=self,
+                    provider=self.kubernetes,
+                    depends_on=self.pool_node_pools[pool.name],
+                ),
+            )
+            for pool in args.node_pools
+            if (obj := compute_classes.compute_class(pool)) is not None
+        ]
 
         access = storage.BucketAccess()
         if args.checkpoint_storage is not None:
@@ -117,8 +132,9 @@ class GkeCluster(pulumi.ComponentResource):
         master_pool = args.master_pool
         self.ready: list[pulumi.Resource] = [
             node_pool
-            for pool, node_pool in zip(args.node_pools, self.node_pools, strict=True)
+            for pool in args.node_pools
             if master_pool is None or pool.name == master_pool.name
+            for node_pool in self.pool_node_pools[pool.name]
         ]
         system_pools = list(self.ready)
         self.storage_class: str | None = None

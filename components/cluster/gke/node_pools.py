@@ -16,7 +16,9 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.cluster import namer
+from components.cluster.gke import compute_classes, queued
 from components.cluster.gke.args import GkeClusterArgs
+from components.cluster.gke.compute_classes import SubPool
 from components.config import gke_machines
 from components.config.gke import pool_zones
 from components.config.node_pools import ARM_TAINT, GkeNodePool
@@ -91,7 +93,7 @@ def disk_type(pool: GkeNodePool) -> str:
 DEFAULT_ZONE_COUNT = 3
 
 
-def initial_node_count(pool: GkeNodePool, zones: list[str] | None) -> int:
+def initial_node_count(pool: GkeNodePool | SubPool, zones: list[str] | None) -> int:
     """Nodes per zone at creation (GKE creates that many in every zone): enough for minNodes
     over the pool's zones, unless that passes maxNodes; then as many as maxNodes allows, maybe
     0. Such a pool reaches minNodes once pods wait for it: the autoscaler adds nodes for
@@ -152,23 +154,38 @@ def ignored_changes(pool: GkeNodePool) -> list[str]:
 # channel (every cluster of this stack has one) "Node auto-upgrade defaults to true and cannot be
 # disabled" (https://cloud.google.com/kubernetes-engine/docs/reference/rest/Shared.Types/ReleaseChannel,
 # read 2026-11-26).
-def management(args: GkeClusterArgs) -> dict[str, bool]:
-    """Every pool's node management: auto-repair as `cluster.nodeRepair` says, auto-upgrade on."""
-    return {"auto_repair": args.cluster.node_repair, "auto_upgrade": True}
+def management(args: GkeClusterArgs, capacity_type: str = "onDemand") -> dict[str, bool]:
+    """Every pool's node management: auto-repair as `cluster.nodeRepair` says, auto-upgrade on;
+    flex-start node pools without auto-repair: "enable_flex_start needs node auto_repair set to
+    false" (Google's node pool module, GoogleCloudPlatform/cluster-toolkit@01a7a3e
+    modules/compute/gke-node-pool/main.tf, its preconditions, read 2026-11-26; Google's
+    flex-start gcloud examples pass `--no-enable-autorepair`)."""
+    repair = args.cluster.node_repair and capacity_type != "flexStart"
+    return {"auto_repair": repair, "auto_upgrade": True}
 
 
 def node_pool_args(
-    args: GkeClusterArgs, pool: GkeNodePool, cluster: Any, service_account: Any
+    args: GkeClusterArgs,
+    pool: GkeNodePool,
+    cluster: Any,
+    service_account: Any,
+    sub: SubPool | None = None,
 ) -> dict[str, Any]:
+    """One GKE node pool of `pool`: `sub` (compute_classes.sub_pools), by default its first
+    (the only one of a pool without a ComputeClass). Every node pool of a pool gets the same
+    GPUs, driver settings, labels and taints; they differ in machine type and how it is bought."""
+    sub = sub or compute_classes.sub_pools(pool)[0]
     operator = args.gpu_operator.enabled
+    # The pool as this node pool's machine type sees it (its default boot disk type).
+    as_built = pool.model_copy(update={"machine_type": sub.machine_type})
     node_config: dict[str, Any] = {
-        "machine_type": pool.machine_type,
+        "machine_type": sub.machine_type,
         "image_type": pool.image_type,
         "disk_size_gb": pool.disk_size_gb,
-        "disk_type": disk_type(pool),
+        "disk_type": disk_type(as_built),
         "labels": node_labels(pool, operator),
         "taints": node_taints(pool),
-        "spot": pool.spot,
+        **compute_classes.capacity_node_config(pool, sub),
         "service_account": service_account,
         "oauth_scopes": list(NODE_SCOPES),
         "workload_metadata_config": {"mode": "GKE_METADATA"},
@@ -183,21 +200,22 @@ def node_pool_args(
         node_config["guest_accelerators"] = [_accelerator(pool, operator)]
     zones = pool_zones(args, pool)
     result: dict[str, Any] = {
-        "name": pool.name,
+        "name": sub.name,
         "cluster": cluster,
         "location": args.cluster.region,
         # Updated in place when it changes: node_locations is not ForceNew, an update calls
         # NodePools.update with the new locations (hashicorp/terraform-provider-google
         # google/services/container/resource_container_node_pool.go, read 2026-11-25).
         "node_locations": zones,
-        "initial_node_count": initial_node_count(pool, zones),
+        "initial_node_count": initial_node_count(sub, zones),
         "autoscaling": {
-            "total_min_node_count": pool.min_nodes,
-            "total_max_node_count": pool.max_nodes,
-            # Spot capacity is found wherever it is; on-demand pools stay spread.
-            "location_policy": "ANY" if pool.spot else "BALANCED",
+            "total_min_node_count": sub.min_nodes,
+            "total_max_node_count": sub.max_nodes,
+            # Spot, flex-start and reserved capacity is found wherever it is; on-demand pools
+            # stay spread.
+            "location_policy": compute_classes.location_policy(sub.capacity_type),
         },
-        "management": management(args),
+        "management": management(args, sub.capacity_type),
         # Set on every pool, so that turning cluster.privateNodes on (or off) reaches pools that
         # exist: unset, a pool keeps what the cluster said when it was created. Updated in place
         # (network_config.enable_private_nodes is not ForceNew; a change calls NodePools.update:
@@ -211,7 +229,8 @@ def node_pool_args(
     }
     if pool.gpu:
         result["upgrade_settings"] = dict(GPU_UPGRADE_SETTINGS)
-    return result
+    # Queued provisioning (capacity.queued): GKE's settings for such pools over the rest.
+    return queued.merged(result, queued.node_pool_settings(pool))
 
 
 def pools(
@@ -220,31 +239,35 @@ def pools(
     account: gcp.serviceaccount.Account,
     project: str,
     opts: pulumi.ResourceOptions,
-) -> list[gcp.container.NodePool]:
-    """The nodes' grants (NODE_ROLES for `account`) and the node pools, in the Args' order."""
+) -> dict[str, list[gcp.container.NodePool]]:
+    """The nodes' grants (NODE_ROLES for `account`) and the node pools: per configured pool (in
+    the Args' order) its GKE node pools (several for a pool with a ComputeClass)."""
     grants = [
         gcp.projects.IAMMember(
             f"nodes-{role.rsplit('/', 1)[-1]}", project=project, role=role, member=account.member, opts=opts
         )
         for role in NODE_ROLES
     ]
-    return [
-        gcp.container.NodePool(
-            pool.name,
-            opts=pulumi.ResourceOptions.merge(
-                opts,
-                pulumi.ResourceOptions(
-                    depends_on=grants,
-                    # The autoscaler owns the size; CPU pools keep their secure boot.
-                    ignore_changes=ignored_changes(pool),
-                    # The pool's name is fixed: a change that replaces it (GPUs, spot,
-                    # service account, scopes) must delete the old pool first. The machine
-                    # type, boot disk and image type are updated in place (not ForceNew:
-                    # terraform-provider-google node_config.go at e03b762, read 2026-11-25).
-                    delete_before_replace=True,
+    return {
+        pool.name: [
+            gcp.container.NodePool(
+                sub.name,
+                opts=pulumi.ResourceOptions.merge(
+                    opts,
+                    pulumi.ResourceOptions(
+                        depends_on=grants,
+                        # The autoscaler owns the size; CPU pools keep their secure boot.
+                        ignore_changes=ignored_changes(pool),
+                        # The pool's name is fixed: a change that replaces it (GPUs, spot,
+                        # service account, scopes) must delete the old pool first. The machine
+                        # type, boot disk and image type are updated in place (not ForceNew:
+                        # terraform-provider-google node_config.go at e03b762, read 2026-11-25).
+                        delete_before_replace=True,
+                    ),
                 ),
-            ),
-            **node_pool_args(args, pool, cluster_id, account.email),
-        )
+                **node_pool_args(args, pool, cluster_id, account.email, sub),
+            )
+            for sub in compute_classes.sub_pools(pool)
+        ]
         for pool in args.node_pools
-    ]
+    }
