@@ -1,13 +1,15 @@
 """Policies: GPU node pools and what runs on them: GPU pools tainted, a pool left for system
 pods, task pods pinned to their node pool, GPU counts that match the machine type, dev GPU
-pools that scale to zero, and a GPU operator configured for its cloud."""
+pools that scale to zero, GPU pools with an upper bound, prod GPU pools not on spot alone,
+and a GPU operator configured for its cloud."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from components.config import gke_machines
+from components import constants
+from components.config import eks_instances, gke_machines
 from policies import facts
 from policies.facts import NodePool, Taint
 from policies.rule import Context, Report, Rule
@@ -28,12 +30,32 @@ DRIVER_INSTALLATION_DISABLED = "INSTALLATION_DISABLED"
 
 TASK_POD_SPECS = ("cpu_pod_spec", "gpu_pod_spec")
 
+# Karpenter's NodePool, registered as a generic CustomResource (components/kube/register.py), and
+# the well-known requirement keys it reads (aws/karpenter-provider-aws@v1.14.1:
+# website/content/en/docs/concepts/scheduling.md, "Well-Known Labels").
+KARPENTER_NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
+CAPACITY_TYPE = "karpenter.sh/capacity-type"
+INSTANCE_TYPE = "node.kubernetes.io/instance-type"
+INSTANCE_FAMILY = "karpenter.k8s.aws/instance-family"
+INSTANCE_CATEGORY = "karpenter.k8s.aws/instance-category"
+INSTANCE_GPU_COUNT = "karpenter.k8s.aws/instance-gpu-count"
+# EC2's GPU instance categories and families (p3, g6e, gr6, p6-b200: components/config/eks_instances.py).
+GPU_CATEGORIES = frozenset({"g", "p"})
+GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
+# The extended resource NVIDIA's device plugin offers, which a NodePool's spec.limits caps; without
+# limits a NodePool is bounded by nothing but the account's quotas (nodepools.md:418 at v1.14.1).
+GPU_RESOURCE = "nvidia.com/gpu"
+
 
 # --- helpers -------------------------------------------------------------------------------
 
 
 def _kind(pool: NodePool) -> str:
-    return "GKE node pool" if pool.resource.resource_type == facts.GKE_NODE_POOL else "EKS node group"
+    return {
+        facts.GKE_NODE_POOL: "GKE node pool",
+        facts.EKS_NODE_GROUP: "EKS node group",
+        KARPENTER_NODE_POOL: "Karpenter NodePool",
+    }.get(pool.resource.resource_type, "node pool")
 
 
 def _taint(taint: Taint) -> str:
@@ -85,7 +107,7 @@ def gpu_pools_tainted(context: Context, resource: Any, report: Report) -> None:
 
 
 def system_pool_untainted(context: Context, resources: Sequence[Any], report: Report) -> None:
-    pools = facts.node_pools(resources)
+    pools = stack_pools(resources)
     if not pools:
         return  # an existing cluster: the stack creates no node pools
     if any(not pool.gpu and not _repelling(pool) for pool in pools):
@@ -109,7 +131,7 @@ def gpu_pool_tasks_pinned(context: Context, resources: Sequence[Any], report: Re
     masters = facts.master_configs(resources)
     if not masters:
         return
-    pools = facts.node_pools(resources)
+    pools = stack_pools(resources)
     for master in masters:
         specs = {
             (task.pool, task.kind): task
@@ -145,18 +167,22 @@ def _pinning_problems(spec: Mapping[str, Any], pools: list[NodePool]) -> list[st
     selected = [pool for pool in pools if pool.selected_by(selector)]
     if not selected:
         return [f"has nodeSelector {shown}, which selects no node pool of the stack (its tasks stay pending)"]
-    if len(selected) > 1:
+    # One configured pool may be several cloud pools (one per purchase option and machine type
+    # under a ComputeClass), all labelled with its name: selecting them together is selecting it.
+    configured = {p.labels.get(constants.NODE_POOL_LABEL) for p in selected}
+    if len(selected) > 1 and (len(configured) > 1 or None in configured):
         names = ", ".join(repr(p.name) for p in selected)
         return [f"has nodeSelector {shown}, which selects several node pools ({names}), not one"]
-    pool = selected[0]
-    untolerated = pool.tolerated_by(facts.items(spec.get("tolerations")))
-    if not untolerated:
-        return []
-    taints = ", ".join(_taint(t) for t in untolerated)
-    return [
-        f"selects {_kind(pool)} {pool.name!r} but does not tolerate its taint(s) {taints} "
-        "(its tasks stay pending)"
-    ]
+    problems = []
+    for pool in selected:
+        untolerated = pool.tolerated_by(facts.items(spec.get("tolerations")))
+        if untolerated:
+            taints = ", ".join(_taint(t) for t in untolerated)
+            problems.append(
+                f"selects {_kind(pool)} {pool.name!r} but does not tolerate its taint(s) {taints} "
+                "(its tasks stay pending)"
+            )
+    return problems
 
 
 # --- gpu-count-matches-machine ---------------------------------------------------------------
@@ -266,6 +292,199 @@ def dev_gpu_pools_scale_to_zero(context: Context, resource: Any, report: Report)
     )
 
 
+# --- Karpenter NodePools ------------------------------------------------------------------
+
+
+def _requirements(spec: Mapping[str, Any]) -> list[tuple[str, str, set[str]]]:
+    """(key, operator, values) of a NodePool's template requirements."""
+    found = []
+    for req in facts.items(facts.get(spec, "template", "spec", "requirements")):
+        values = {str(v) for v in facts.items(facts.get(req, "values"))}
+        found.append(
+            (str(facts.get(req, "key", default="")), str(facts.get(req, "operator", default="")), values)
+        )
+    return found
+
+
+def _gpu_family(family: str) -> bool:
+    return (
+        eks_instances.accelerator(f"{family}.x") is not None
+        or (family[:1] in GPU_CATEGORIES and family[1:2].isdigit())
+        or (family.startswith("gr") and family[2:3].isdigit())
+    )
+
+
+def karpenter_gpu_pool(spec: Mapping[str, Any]) -> bool:
+    """Whether a Karpenter NodePool can launch GPU nodes: its template carries the GPU taint or
+    label, its requirements allow a GPU instance type, family, category or count, or nothing in
+    them restricts the instance types (`requirements: []` allows every instance type:
+    aws/karpenter-provider-aws@v1.14.1 website/content/en/docs/concepts/nodepools.md:366)."""
+    template = facts.mapping(facts.get(spec, "template"))
+    taints = facts.items(facts.get(template, "spec", "taints"))
+    if any(facts.get(t, "key") == facts.GPU_TAINT_KEY for t in taints):
+        return True
+    if facts.get(template, "metadata", "labels", GPU_PRESENT_LABEL) == "true":
+        return True
+    restricted = False
+    for key, operator, values in _requirements(spec):
+        if operator != "In" and key != INSTANCE_GPU_COUNT:
+            continue
+        if key == INSTANCE_TYPE:
+            restricted = True
+            if any(_gpu_family(eks_instances.family(v)) for v in values):
+                return True
+        elif key == INSTANCE_FAMILY:
+            restricted = True
+            if any(_gpu_family(v) for v in values):
+                return True
+        elif key == INSTANCE_CATEGORY:
+            restricted = True
+            if values & GPU_CATEGORIES:
+                return True
+        elif key == INSTANCE_GPU_COUNT:
+            if operator in ("Gt", "Exists") or (operator == "In" and values - {"0"}):
+                return True
+            restricted = restricted or operator in ("DoesNotExist", "In", "Lt")
+    return not restricted
+
+
+def _karpenter_capacity_types(spec: Mapping[str, Any]) -> set[str] | None:
+    """The capacity types a NodePool's requirements allow (None: not restricted by `In`)."""
+    allowed = [
+        values for key, operator, values in _requirements(spec) if key == CAPACITY_TYPE and operator == "In"
+    ]
+    return set.intersection(*allowed) if allowed else None
+
+
+def karpenter_pool(resource: Any) -> NodePool | None:
+    """A Karpenter NodePool as the rules see node pools: its template's labels and taints
+    (spelled as Kubernetes spells them), the instance types it names, whether it can launch
+    GPU nodes; no minimum (Karpenter adds nodes for pending pods only)."""
+    if resource.resource_type != KARPENTER_NODE_POOL:
+        return None
+    spec = facts.mapping(facts.get(resource.props, "spec"))
+    template = facts.mapping(facts.get(spec, "template"))
+    machines = tuple(
+        sorted(
+            v
+            for key, op, values in _requirements(spec)
+            if key == INSTANCE_TYPE and op == "In"
+            for v in values
+        )
+    )
+    taints = tuple(
+        Taint(
+            str(facts.get(t, "key", default="")),
+            str(facts.get(t, "value", default="")),
+            str(facts.get(t, "effect", default="")),
+        )
+        for t in facts.items(facts.get(template, "spec", "taints"))
+    )
+    gpus = max((eks_instances.gpu_count(m) for m in machines if eks_instances.accelerator(m)), default=0)
+    return NodePool(
+        resource=resource,
+        name=str(facts.get(resource.props, "metadata", "name", default=resource.name)),
+        machine_types=machines,
+        gpus=gpus,
+        spot=_karpenter_capacity_types(spec) == {"spot"},
+        min_nodes=0,
+        labels=facts.mapping(facts.get(template, "metadata", "labels")),
+        taints=taints,
+        gpu_image=karpenter_gpu_pool(spec),
+    )
+
+
+def stack_pools(resources: Sequence[Any]) -> list[NodePool]:
+    """The stack's GKE node pools, EKS node groups and Karpenter NodePools."""
+    return facts.node_pools(resources) + [
+        pool for r in facts.of_type(resources, KARPENTER_NODE_POOL) if (pool := karpenter_pool(r)) is not None
+    ]
+
+
+# --- gpu-pools-bounded -----------------------------------------------------------------------
+
+
+def _pool_maximum_problem(resource: Any) -> str | None:
+    props = resource.props
+    if resource.resource_type == facts.GKE_NODE_POOL:
+        autoscaling = facts.get(props, "autoscaling")
+        if autoscaling is None:
+            return None  # a fixed nodeCount: bounded
+        if any(
+            facts.whole(facts.get(autoscaling, key)) is not None
+            for key in ("maxNodeCount", "totalMaxNodeCount")
+        ):
+            return None
+        return "autoscales without autoscaling.maxNodeCount or totalMaxNodeCount"
+    if facts.whole(facts.get(props, "scalingConfig", "maxSize")) is not None:
+        return None
+    return "has no scalingConfig.maxSize"
+
+
+def gpu_pools_bounded(context: Context, resource: Any, report: Report) -> None:
+    if resource.resource_type == KARPENTER_NODE_POOL:
+        spec = facts.mapping(facts.get(resource.props, "spec"))
+        if not karpenter_gpu_pool(spec):
+            return
+        limits = facts.mapping(facts.get(spec, "limits"))
+        if facts.get(limits, GPU_RESOURCE) is not None:
+            return
+        name = facts.get(resource.props, "metadata", "name", default=resource.name)
+        shown = ", ".join(f"{k}={facts.shown(v)}" for k, v in limits.items()) or "none"
+        report(
+            f"Karpenter NodePool {name!r} can launch GPU nodes but spec.limits sets no {GPU_RESOURCE} "
+            f"(limits: {shown}): Karpenter adds GPU nodes for as long as tasks are pending"
+        )
+        return
+    if resource.resource_type not in (facts.GKE_NODE_POOL, facts.EKS_NODE_GROUP):
+        return
+    pool = facts.node_pool(resource)
+    if pool is None or not pool.gpu:
+        return
+    problem = _pool_maximum_problem(resource)
+    if problem:
+        report(f"{_kind(pool)} {pool.name!r} has GPUs and {problem}, so nothing caps its size")
+
+
+# --- prod-gpu-pools-not-spot-only ------------------------------------------------------------
+
+
+def _capacity_types(pool: NodePool) -> set[str]:
+    if pool.resource.resource_type == KARPENTER_NODE_POOL:
+        types = _karpenter_capacity_types(facts.mapping(facts.get(pool.resource.props, "spec")))
+        # No capacity-type requirement: not restricted to spot (what Karpenter then picks is not
+        # this rule's concern).
+        return types if types is not None else {"any"}
+    return {"spot" if pool.spot else "other"}
+
+
+def _capacity_groups(resources: Sequence[Any]) -> dict[str, tuple[list[NodePool], set[str]]]:
+    """GPU node pools by the configured pool they serve (the determined.ai/node-pool label: a
+    pool may become several cloud pools or NodePools, one per purchase option), with the
+    capacity types of them all."""
+    groups: dict[str, tuple[list[NodePool], set[str]]] = {}
+    for pool in stack_pools(resources):
+        if pool.gpu:
+            members, types = groups.setdefault(
+                str(pool.labels.get(constants.NODE_POOL_LABEL) or pool.name), ([], set())
+            )
+            members.append(pool)
+            types |= _capacity_types(pool)
+    return groups
+
+
+def prod_gpu_pools_not_spot_only(context: Context, resources: Sequence[Any], report: Report) -> None:
+    for key, (members, types) in _capacity_groups(resources).items():
+        if types == {"spot"}:
+            what = ", ".join(f"{_kind(p)} {p.name!r}" for p in members)
+            report(
+                f"GPU node pool {key!r} ({what}) runs on spot capacity only: every reclamation interrupts "
+                "its tasks (a trial restarts from its last checkpoint, counted against max_restarts) and "
+                "nothing serves them while spot has no capacity",
+                members[0].resource.urn,
+            )
+
+
 # --- gpu-operator-fits-cloud -----------------------------------------------------------------
 
 
@@ -289,7 +508,7 @@ def gpu_operator_fits_cloud(context: Context, resources: Sequence[Any], report: 
     releases = [r for r in facts.of_type(resources, facts.HELM_RELEASE) if _is_gpu_operator(r)]
     if not releases:
         return
-    gpu_pools = [pool for pool in facts.node_pools(resources) if pool.gpu]
+    gpu_pools = [pool for pool in stack_pools(resources) if pool.gpu]
     for release in releases:
         values = facts.mapping(facts.get(release.props, "values"))
         namespace = str(facts.get(release.props, "namespace", default="default"))
@@ -448,6 +667,32 @@ RULES: list[Rule] = [
         area="gpu",
         resource=dev_gpu_pools_scale_to_zero,
         why="Idle GPU nodes cost the most of anything in a dev cluster.",
+    ),
+    Rule(
+        name="gpu-pools-bounded",
+        description="Every GKE node pool and EKS node group with GPUs has a maximum size, and every "
+        "Karpenter NodePool that can launch GPU nodes sets spec.limits for nvidia.com/gpu.",
+        remediation="set determined:nodePools[].maxNodes for the GPU pool (the project derives the "
+        "NodePool's GPU limit from it and gpu.count)",
+        dev="mandatory",
+        prod="mandatory",
+        area="gpu",
+        resource=gpu_pools_bounded,
+        why="An unbounded GPU pool keeps adding the most expensive nodes for as long as tasks are pending.",
+    ),
+    Rule(
+        name="prod-gpu-pools-not-spot-only",
+        description="In prod, no GPU node pool runs on spot capacity alone: its capacity types (all its "
+        "cloud pools or NodePools together) include something besides spot (dev stacks are not checked).",
+        remediation="list a fallback after spot in determined:nodePools[].capacity.types (e.g. [spot, "
+        "onDemand]) instead of spot: true",
+        dev="off",
+        # The one rule about prod only that advises: spot alone is a choice, not a fault, in prod too.
+        prod="advisory",
+        area="gpu",
+        stack=prod_gpu_pools_not_spot_only,
+        why="Reclamation interrupts long trials and spot may have no capacity at all; a fallback keeps "
+        "prod tasks running.",
     ),
     Rule(
         name="gpu-operator-fits-cloud",

@@ -29,11 +29,15 @@ THROUGH_THE_PACK = STACKS + (FIXTURES if os.environ.get("PLAN_PACK_EVERY_STACK")
 # What each stack shows on purpose (every other finding is a regression): dev cloud stacks
 # whose API endpoint admits any address until the user lists theirs; a master load balancer
 # without source ranges; chart-parity's networkMode host, in master.yaml, which a first
-# preview does not know yet.
+# preview does not know yet; the prod stacks' spot-only L4 pools (tests/invariants/
+# test_policy_stacks.py KEPT_ADVICE).
 FENCE = {"control-plane-endpoint-fenced"}
+SPOT_ONLY = {"prod-gpu-pools-not-spot-only"}
 KEPT = {
+    **dict.fromkeys(["gke-prod", "eks-prod"], SPOT_ONLY),
     **dict.fromkeys(["gke-dev", "eks-dev", "gke-operator", "gke-shared-vpc", "kueue-gke"], FENCE),
     **dict.fromkeys(["tls-ingress-eks", "tls-ingress-gke"], FENCE),
+    **dict.fromkeys(["karpenter-eks", "compute-class-gke", "queued-gke"], FENCE),
     "tls-master": {"lb-source-ranges"},
     "chart-parity": {"no-privileged-pods"},
 }
