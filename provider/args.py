@@ -49,6 +49,9 @@ class Reservation(TypedDict):
     project: NotRequired[str]
     "gke: the project that owns a shared reservation (default: the cluster's project)."
 
+    zone: NotRequired[str]
+    "gke, required: the zone the reservation is in (a specific reservation holds VMs of one zone); the pool's reservation node pool is placed there."
+
     ids: NotRequired[list[str]]
     "eks: EC2 capacity reservation ids (On-Demand Capacity Reservations or Capacity Blocks for ML), `cr-...`."
 

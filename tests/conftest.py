@@ -63,6 +63,13 @@ def raw_config(**overrides: Any) -> dict[str, Any]:
     return raw
 
 
+def with_pool(base: dict[str, Any], index: int, **changes: Any) -> dict[str, Any]:
+    """`base` (top-level keys, as GKE or EKS) with node pool `index` changed."""
+    raw = copy.deepcopy(base)
+    raw["nodePools"][index] = {**raw["nodePools"][index], **changes}
+    return raw
+
+
 def make_config(**overrides: Any) -> StackConfig:
     # As the program loads it: with the rules over the task pods Determined renders.
     return stack_args.load_stack(raw_config(**overrides))

@@ -293,6 +293,23 @@ def gke_capacity_problems(cfg: GkeStack, add: Add) -> None:
                 add(f"{at}.reservation", "gke: name the Compute Engine reservation by `name` (and `project`)")
             elif not reservation.name:
                 add(f"{at}.reservation", "gke: give the specific reservation's `name`")
+            if reservation.zone is None:
+                # A specific reservation holds VMs of one zone ("in the same zone":
+                # https://cloud.google.com/compute/docs/instances/reservations-consume, read
+                # 2026-11): the reservation's node pool goes there only.
+                add(f"{at}.reservation.zone", "gke: give the zone the reservation is in")
+            else:
+                # (gke imports this module: its zones are read where needed.)
+                from components.config.gke import pool_zones
+
+                zones = pool_zones(cfg, pool)
+                inside = (
+                    reservation.zone in zones
+                    if zones
+                    else reservation.zone.startswith(f"{cfg.cluster.region}-")
+                )
+                if not inside:
+                    add(f"{at}.reservation.zone", f"{reservation.zone} is not one of the pool's zones")
         if "flexStart" in capacity.types and not pool.gpu:
             add(f"{at}.types", "flexStart is for GPU pools (flex-start VMs carry accelerators)")
         if capacity.queued:
@@ -327,3 +344,30 @@ def _gke_queued_problems(cfg: GkeStack, i: int, pool: GkeNodePool, add: Add) -> 
             "is on this pool, whose nodes GKE adds only for tasks asking for GPUs: put it on another "
             "node pool",
         )
+
+
+def bounded_fallback_problems(cfg: EksStack | GkeStack, add: Add) -> None:
+    """A GPU pool split into several cloud node pools (a ComputeClass's node pools on GKE,
+    several Karpenter NodePools on EKS) is capped node pool by node pool, `maxNodes` each:
+    neither GKE nor Karpenter caps their sum (GKE moves to the next priority when one is at
+    its maximum; Karpenter to the next NodePool by weight when one reached its limits). What
+    bounds the pool together is its resource pools' GPU quota, which every one must then set."""
+    for i, pool in enumerate(cfg.node_pools):
+        if not pool.gpu:
+            continue
+        if cfg.cloud == "gke":
+            parts = len(node_pool_names(pool))
+        elif karpenter_serves(cfg, i):
+            parts = len(karpenter_node_pool_names(pool))
+        else:
+            continue
+        if parts < 2:
+            continue
+        for j, rp in enumerate(cfg.resource_pools):
+            if rp.node_pool == pool.name and (rp.quota is None or rp.quota.gpu is None):
+                add(
+                    f"resourcePools[{j}].quota.gpu",
+                    f"node pool {pool.name!r} falls back over {parts} cloud node pools of up to "
+                    f"{pool.max_nodes} nodes each, capped one by one: give the pool's tasks a GPU quota "
+                    f"(at most {pool.max_nodes * pool.gpu.count}: maxNodes x GPUs) to bound them together",
+                )

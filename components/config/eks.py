@@ -561,6 +561,7 @@ def eks_problems(cfg: EksStack, add: Add) -> None:
         _label_problems(i, pool, add)
     _capacity_problems(cfg, add)
     capacity_rules.eks_capacity_problems(cfg, add)
+    capacity_rules.bounded_fallback_problems(cfg, add)
     _region_problems(cfg, add)
     _tag_problems(cfg, add)
     _version_problems(cfg, add)

@@ -398,4 +398,5 @@ def gke_problems(cfg: GkeStack, add: Add) -> None:
         _taint_problems(i, pool, add)
     _operator_image_types(cfg, add)
     capacity_rules.gke_capacity_problems(cfg, add)
+    capacity_rules.bounded_fallback_problems(cfg, add)
     _network_problems(cfg, add)

@@ -17,7 +17,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field, model_validator
 
 from components.config.base import ConfigModel
-from components.config.cluster import AwsTags
+from components.config.cluster import AwsTags, GcpZone
 from components.config.syntax import DnsLabel, Flag, NonEmpty, pattern_check
 
 CapacityType = Literal["reservation", "onDemand", "spot", "flexStart"]
@@ -50,6 +50,11 @@ class Reservation(ConfigModel):
     project: NonEmpty | None = Field(
         None,
         description="gke: the project that owns a shared reservation (default: the cluster's project).",
+    )
+    zone: GcpZone | None = Field(
+        None,
+        description="gke, required: the zone the reservation is in (a specific reservation holds VMs of one "
+        "zone); the pool's reservation node pool is placed there.",
     )
     ids: list[Ec2ReservationId] = Field(
         default_factory=list,

@@ -61,9 +61,16 @@ def test_how_each_node_pool_buys_its_vms(plan):
         "values": ["projects/shared-project/reservations/a3-reserved"],
     }
     assert res["spot"] is False and "flexStart" not in res
+    # A specific reservation is in one zone: its node pool scales there only.
+    assert pools["a3-res"]["nodeLocations"] == ["us-central1-a"]
+    assert len(pools["a3-od"]["nodeLocations"]) > 1
     assert pools["a3-od"]["nodeConfig"]["spot"] is False
     assert "reservationAffinity" not in pools["a3-od"]["nodeConfig"]
     assert pools["a3-spot"]["nodeConfig"]["spot"] is True
+    # Spot VMs consume no reservation (Google's node pool module requires it said).
+    assert pools["a3-spot"]["nodeConfig"]["reservationAffinity"] == {
+        "consumeReservationType": "NO_RESERVATION"
+    }
     flex = pools["l4-flex"]
     assert flex["nodeConfig"]["flexStart"] is True and flex["nodeConfig"]["spot"] is False
     assert flex["nodeConfig"]["reservationAffinity"] == {"consumeReservationType": "NO_RESERVATION"}
@@ -239,7 +246,7 @@ def test_single_purchase_options_need_no_class():
     raw = copy.deepcopy(GKE)
     raw["nodePools"][1] = {
         **raw["nodePools"][1],
-        "capacity": {"types": ["reservation"], "reservation": {"name": "a100-res"}},
+        "capacity": {"types": ["reservation"], "reservation": {"name": "a100-res", "zone": "us-central1-a"}},
     }
     args = _args(raw)
     pool = args.node_pools[1]
@@ -348,8 +355,10 @@ def test_on_demand_of_a_machine_not_sold_on_demand_is_refused_per_purchase_optio
     found = problems(with_pool(**H100X4, capacity={"types": ["onDemand", "spot"]}))
     assert [p for p in found if p.startswith("determined:nodePools[1].capacity.types:") and "on demand" in p]
     # The same machine from a reservation, then flex-start: nothing to refuse.
-    reserved = {"types": ["reservation", "flexStart"], "reservation": {"name": "r"}}
-    load_config(with_pool(**H100X4, capacity=reserved))
+    reserved = {"types": ["reservation", "flexStart"], "reservation": {"name": "r", "zone": "us-central1-a"}}
+    raw = with_pool(**H100X4, capacity=reserved)
+    raw["resourcePools"][0]["quota"] = {"gpu": 4}  # two node pools: bounded together
+    load_config(raw)
 
 
 def test_on_demand_of_an_instance_type_not_sold_on_demand_is_refused():

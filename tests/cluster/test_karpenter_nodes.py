@@ -33,6 +33,8 @@ def stack(capacity=None, cluster=None, **pool_changes):
     pool.update(pool_changes)
     if capacity is not None:
         pool["capacity"] = capacity
+    # A pool split over several NodePools is bounded by its tasks' GPU quota (capacity_rules).
+    raw["resourcePools"][0]["quota"] = {"gpu": 8}
     return make_config(**raw)
 
 
@@ -317,6 +319,7 @@ def test_task_pods_select_the_labels_and_tolerate_the_taints_of_every_node_pool(
         }
     )
     raw["resourcePools"] = [*raw["resourcePools"], {"name": "cpu", "nodePool": "cpu"}]
+    raw["resourcePools"][0]["quota"] = {"gpu": 8}  # split pools are bounded by it
     cfg = make_config(**raw)
     rp = next(r for r in cfg.resource_pools if r.name == resource_pool)
     specs = resource_pools.pool_pod_specs(cfg, rp)
@@ -387,7 +390,7 @@ def test_disruption_consolidates_idle_nodes_and_expires_without_forcing_running_
         "consolidateAfter": "10m",
         "budgets": [{"nodes": "10%"}],
     }
-    assert spec["template"]["spec"]["expireAfter"] == "720h"
+    assert spec["template"]["spec"]["expireAfter"] == "Never"
     # A terminationGracePeriod would let drift and expiry delete do-not-disrupt task pods.
     assert "terminationGracePeriod" not in spec["template"]["spec"]
     assert resource_pools.NO_DISRUPTION["karpenter.sh/do-not-disrupt"] == "true"
@@ -442,6 +445,7 @@ def test_names_are_dns_labels_and_unique_per_kind(shape):
     if SHAPES[shape]:
         raw["nodePools"][1]["capacity"] = SHAPES[shape]
     raw["resourcePools"][0]["nodePool"] = name
+    raw["resourcePools"][0]["quota"] = {"gpu": 8}  # split pools are bounded by it
     objs = objects_of(make_config(**raw), name)
     for obj in objs:
         assert re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", obj["metadata"]["name"])

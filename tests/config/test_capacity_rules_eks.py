@@ -7,18 +7,12 @@ from __future__ import annotations
 import copy
 
 import pytest
-from conftest import EKS, raw_config
+from conftest import EKS, raw_config, with_pool
 
 from components.config import ConfigError, load_config
 
 KARPENTER = {**EKS, "cluster": {**EKS["cluster"], "autoscaler": "karpenter"}}
 CR = "cr-0123456789abcdef0"
-
-
-def with_pool(base, index, **changes):
-    raw = copy.deepcopy(base)
-    raw["nodePools"][index] = {**raw["nodePools"][index], **changes}
-    return raw
 
 
 def problems(overrides) -> list[str]:
@@ -50,6 +44,7 @@ def test_a_karpenter_stack_with_every_capacity_shape_passes():
             "capacity": {"types": ["spot", "onDemand"], "instanceTypes": ["m7i.4xlarge"]},
         }
     )
+    raw["resourcePools"][0]["quota"] = {"gpu": 8}  # the A100 pool is two NodePools
     assert problems(raw) == []
 
 

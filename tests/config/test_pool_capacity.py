@@ -3,20 +3,12 @@ line per problem naming the key path."""
 
 from __future__ import annotations
 
-import copy
-
 import pytest
-from conftest import EKS, GKE, make_config, raw_config
+from conftest import EKS, GKE, make_config, raw_config, with_pool
 
 from components.config import ConfigError, load_config
 
 EKS_KARPENTER = {**EKS, "cluster": {**EKS["cluster"], "autoscaler": "karpenter"}}
-
-
-def with_pool(base, index, **changes):
-    raw = copy.deepcopy(base)
-    raw["nodePools"][index] = {**raw["nodePools"][index], **changes}
-    return raw
 
 
 def problems(overrides) -> list[str]:
@@ -133,3 +125,26 @@ def test_gke_refusals(pool, capacity, key, says):
 def test_the_autoscaler_is_eks_only():
     found = problems({**GKE, "cluster": {**GKE["cluster"], "autoscaler": "karpenter"}})
     assert any(line.startswith("cluster.autoscaler:") for line in found), found
+
+
+GKE_RESERVED = {"types": ["reservation", "onDemand"], "reservation": {"name": "a100-res"}}
+
+
+def test_a_gke_reservation_names_its_zone_one_of_the_pools():
+    found = problems(with_pool(GKE, 1, capacity=GKE_RESERVED))
+    assert any(line.startswith("nodePools[1].capacity.reservation.zone:") for line in found), found
+    elsewhere = {**GKE_RESERVED, "reservation": {"name": "a100-res", "zone": "europe-west4-a"}}
+    found = problems(with_pool(GKE, 1, capacity=elsewhere))
+    assert any("is not one of the pool's zones" in line for line in found), found
+
+
+def test_a_gpu_pool_split_over_cloud_node_pools_needs_a_gpu_quota_to_bound_them_together():
+    capacity = {**GKE_RESERVED, "reservation": {"name": "a100-res", "zone": "us-central1-a"}}
+    raw = with_pool(GKE, 1, capacity=capacity)
+    found = problems(raw)
+    assert any(
+        line.startswith("resourcePools[0].quota.gpu:") and "falls back over 2" in line for line in found
+    )
+    pools = [dict(rp) for rp in raw["resourcePools"]]
+    pools[0]["quota"] = {"gpu": 8}
+    assert not [line for line in problems({**raw, "resourcePools": pools}) if "quota" in line]

@@ -26,9 +26,8 @@ Running tasks are never moved by Karpenter's own choices: task pods carry
 which keeps their node out of consolidation and drift, and which the drain of an expired node
 waits for (docs/concepts/disruption.md:386-392). Hence no `terminationGracePeriod`: with one, drift
 would disrupt such nodes anyway and an expired node's task pods would be deleted when it ends
-(disruption.md:277-279, 282-283). The cost: an expired node (expireAfter) with a task that never
-ends (a notebook left running) stays, cordoned, until the task ends. Spot reclaims, Capacity
-Block ends and node repair are involuntary and not held back (disruption.md:422).
+(disruption.md:277-279, 282-283). Nodes never expire (EXPIRE_AFTER). Spot reclaims and
+Capacity Block ends are involuntary and not held back (disruption.md:422).
 """
 
 from __future__ import annotations
@@ -103,9 +102,13 @@ CONSOLIDATE_AFTER = "10m"
 # The most nodes of a NodePool disrupted at once (drift, emptiness, consolidation): Karpenter's
 # default (one budget of 10%: docs/concepts/disruption.md:295), written out.
 BUDGETS = [{"nodes": "10%"}]
-# A node's longest life (its AMI and kubelet are refreshed when it is replaced): Karpenter's
-# default, 720h (disruption.md:179), written out.
-EXPIRE_AFTER = "720h"
+# Nodes do not expire. Expiry is forceful and outside the disruption budgets: every busy node
+# launched about the same time is cordoned at once and stays so until its tasks end (they
+# carry do-not-disrupt), while a node being deleted no longer counts against the NodePool's
+# limits, so Karpenter may launch up to its limits again beside them (disruption.md:190-191,
+# 295, 422-425; kubernetes-sigs/karpenter pkg/controllers/state/cluster.go:797-803 at the
+# release). Nodes are refreshed by drift instead (a new AMI pin), which waits for idle nodes.
+EXPIRE_AFTER = "Never"
 
 
 def node_labels(pool: EksNodePool) -> dict[str, str]:

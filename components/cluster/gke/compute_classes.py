@@ -53,8 +53,9 @@ def reservation_affinity(pool: GkeNodePool, capacity_type: str) -> dict[str, Any
     consuming-reservations, "Consuming a shared reservation", read 2026-11-26). flexStart: no
     reservation: "enable_flex_start only works with reservation_affinity consume_reservation_type
     NO_RESERVATION", and never with spot (GoogleCloudPlatform/cluster-toolkit@01a7a3e
-    modules/compute/gke-node-pool/main.tf, preconditions, read 2026-11-26). onDemand and spot
-    keep GKE's default (unchanged for pools created before).
+    modules/compute/gke-node-pool/main.tf, preconditions, read 2026-11-26); a class's spot node
+    pools no reservation either. onDemand (and single spot pools) keep GKE's default (unchanged
+    for pools created before).
     """
     if capacity_type == "reservation":
         reservation = pool.capacity.reservation
@@ -67,6 +68,11 @@ def reservation_affinity(pool: GkeNodePool, capacity_type: str) -> dict[str, Any
             "values": [value],
         }
     if capacity_type == "flexStart":
+        return {"consume_reservation_type": "NO_RESERVATION"}
+    if capacity_type == "spot" and pool.compute_class is not None:
+        # Spot VMs consume no reservation; Google's module requires NO_RESERVATION with spot
+        # (cluster-toolkit@01a7a3e, as above). Only on a class's node pools: a changed
+        # affinity replaces a node pool, and single spot pools keep what they were made with.
         return {"consume_reservation_type": "NO_RESERVATION"}
     return None
 

@@ -199,6 +199,10 @@ def node_pool_args(
     if pool.gpu:
         node_config["guest_accelerators"] = [_accelerator(pool, operator)]
     zones = pool_zones(args, pool)
+    reservation = pool.capacity.reservation if pool.capacity is not None else None
+    if sub.capacity_type == "reservation" and reservation is not None and reservation.zone:
+        # A specific reservation holds VMs of one zone: its node pool scales there only.
+        zones = [reservation.zone]
     result: dict[str, Any] = {
         "name": sub.name,
         "cluster": cluster,

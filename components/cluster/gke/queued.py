@@ -58,7 +58,9 @@ def node_pool_settings(pool: GkeNodePool) -> dict[str, Any]:
 
 def merged(args: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
     """`args` with `settings` over them: nested dicts merged key by key, anything else
-    replaced. `args` is left as it was."""
+    replaced. `args` is left as it was. Not config_overrides.merge: that deep-copies its
+    input, and node pool args hold Pulumi Outputs (the cluster's id), which refuse to be
+    copied."""
     out = copy.copy(args)
     for key, value in settings.items():
         if isinstance(value, dict) and isinstance(out.get(key), dict):
