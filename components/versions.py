@@ -319,7 +319,11 @@ DCGM_EXPORTER_VERSION = "4.8.2"
 
 # Karpenter (EKS, cluster.autoscaler karpenter): the official chart, oci://public.ecr.aws/karpenter/karpenter,
 # newest tag of aws/karpenter-provider-aws (v1.14.1, bde0065; key set in tests/data/chart-keys). The
-# chart carries its CRDs in crds/ (NodePool, EC2NodeClass, NodeClaim...): Helm installs them on the
-# first install only and never upgrades them (charts/karpenter/crds at the tag).
+# chart carries its CRDs in crds/ (NodePool, EC2NodeClass, NodeClaim...), which Helm installs on the
+# first install only and never upgrades (charts/karpenter/crds at the tag): skipped, see below.
 KARPENTER_CHART = "oci://public.ecr.aws/karpenter/karpenter"
+# Its CRDs from their own chart (charts/karpenter-crd at the tag: the same CRDs as templates),
+# which Helm upgrades with each release; the main chart's are skipped (upstream's upgrade
+# guide: "install the karpenter-crd chart ... to manage the CRDs").
+KARPENTER_CRD_CHART = "oci://public.ecr.aws/karpenter/karpenter-crd"
 KARPENTER_VERSION = "1.14.1"

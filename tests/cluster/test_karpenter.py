@@ -320,3 +320,15 @@ def test_the_name_rules_refuse_what_sqs_and_eventbridge_refuse():
     assert queue.problems("q" * 81) and not queue.problems("q" * 80)
     assert queue.problems("a.b") and not rule.problems("a.b")
     assert rule.problems("r" * 65) and not rule.problems("r" * 64)
+
+
+def test_the_crds_come_from_their_own_chart_at_the_controllers_version_before_it():
+    # Helm never upgrades a chart's crds/ directory: the CRD chart's templates are upgraded
+    # with each version (upstream's upgrade guide), the controller chart skips its copies.
+    result = planned("karpenter-eks")
+    releases = {r["name"]: r for r in of_type(result, "helm.sh/v3:Release")}
+    crds, chart = releases[karpenter.CRD_RELEASE], releases[karpenter.RELEASE]
+    assert crds["inputs"]["chart"] == versions.KARPENTER_CRD_CHART
+    assert crds["inputs"]["version"] == chart["inputs"]["version"] == versions.KARPENTER_VERSION
+    assert chart["inputs"]["skipCrds"] is True and not crds["inputs"].get("skipCrds")
+    assert crds["urn"] in chart["dependsOn"]

@@ -39,6 +39,7 @@ UPSTREAM = (
 NAMESPACE = "kube-system"
 SERVICE_ACCOUNT = "karpenter"  # the chart's name for it (templates/_helpers.tpl serviceAccountName)
 RELEASE = "karpenter"
+CRD_RELEASE = "karpenter-crd"
 
 # The interruption queue: messages kept 300 s, SSE with SQS-managed keys (UPSTREAM:385-386).
 QUEUE_RETENTION_SECONDS = 300
@@ -385,12 +386,23 @@ def values(args: EksClusterArgs, queue: str) -> dict[str, Any]:
 
 
 def release_args(args: EksClusterArgs) -> dict[str, Any]:
+    """The controller's chart, without its crds/ (the CRD chart's, crd_release_args)."""
     return release.release_args(
         RELEASE,
         versions.KARPENTER_CHART,
         versions.KARPENTER_VERSION,
         NAMESPACE,
         values(args, queue_name(args)),
+        skip_crds=True,
+    )
+
+
+def crd_release_args() -> dict[str, Any]:
+    """Karpenter's CRDs (NodePool, EC2NodeClass, NodeClaim, ...) as a release of their own, at
+    the controller's version: Helm upgrades templates, never a chart's crds/ directory, so a
+    new Karpenter gets its new CRDs with it."""
+    return release.release_args(
+        CRD_RELEASE, versions.KARPENTER_CRD_CHART, versions.KARPENTER_VERSION, NAMESPACE, {}
     )
 
 
@@ -471,10 +483,11 @@ def karpenter(
         role_arn=controller.arn,
         opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=controller.ready)),
     )
+    crds = k8s.helm.v3.Release(CRD_RELEASE, opts=kube_opts, **crd_release_args())
     chart = k8s.helm.v3.Release(
         RELEASE,
         opts=pulumi.ResourceOptions.merge(
-            kube_opts, pulumi.ResourceOptions(depends_on=[*system_groups, association, queue])
+            kube_opts, pulumi.ResourceOptions(depends_on=[*system_groups, association, queue, crds])
         ),
         **release_args(args),
     )
