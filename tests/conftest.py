@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import stack_args
-from components.config import StackConfig, load_config  # noqa: F401 (tests import load_config from here)
+from components.config import StackConfig, load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -68,6 +68,18 @@ def with_pool(base: dict[str, Any], index: int, **changes: Any) -> dict[str, Any
     raw = copy.deepcopy(base)
     raw["nodePools"][index] = {**raw["nodePools"][index], **changes}
     return raw
+
+
+def config_problems(overrides: dict[str, Any]) -> list[str]:
+    """What loading BASE with these top-level keys says, one problem a line, key paths without
+    the project prefix; [] when it loads."""
+    from components.config import ConfigError
+
+    try:
+        load_config(raw_config(**overrides))
+    except ConfigError as exc:
+        return [line.removeprefix("determined:") for line in str(exc).splitlines()]
+    return []
 
 
 def make_config(**overrides: Any) -> StackConfig:

@@ -7,20 +7,13 @@ from __future__ import annotations
 import copy
 
 import pytest
-from conftest import EKS, raw_config, with_pool
-
-from components.config import ConfigError, load_config
+from conftest import EKS, config_problems, with_pool
 
 KARPENTER = {**EKS, "cluster": {**EKS["cluster"], "autoscaler": "karpenter"}}
 CR = "cr-0123456789abcdef0"
 
 
-def problems(overrides) -> list[str]:
-    try:
-        load_config(raw_config(**overrides))
-    except ConfigError as exc:
-        return [line.removeprefix("determined:") for line in str(exc).splitlines()]
-    return []
+problems = config_problems
 
 
 def has(found, key, says):

@@ -4,19 +4,12 @@ line per problem naming the key path."""
 from __future__ import annotations
 
 import pytest
-from conftest import EKS, GKE, make_config, raw_config, with_pool
-
-from components.config import ConfigError, load_config
+from conftest import EKS, GKE, config_problems, make_config, with_pool
 
 EKS_KARPENTER = {**EKS, "cluster": {**EKS["cluster"], "autoscaler": "karpenter"}}
 
 
-def problems(overrides) -> list[str]:
-    try:
-        load_config(raw_config(**overrides))
-    except ConfigError as exc:
-        return [line.removeprefix("determined:") for line in str(exc).splitlines()]
-    return []
+problems = config_problems
 
 
 def test_without_capacity_a_pool_is_on_demand_or_spot_with_its_machine_type():
