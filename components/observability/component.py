@@ -72,7 +72,7 @@ class Observability(pulumi.ComponentResource):
         admin_secret = kube.register(
             prometheus_stack.grafana_admin_secret(args, self.grafana_admin_password), after(*namespaces)
         )
-        stack = self._stack = k8s.helm.v3.Release(
+        stack = k8s.helm.v3.Release(
             "kube-prometheus-stack",
             opts=after(*namespaces, admin_secret),
             **prometheus_stack.release_args(args),
@@ -113,6 +113,7 @@ class Observability(pulumi.ComponentResource):
             args,
             admin_password,
             master,
+            stack,
             previous,
             lambda *r, **o: after(*namespaces, determined_namespace, *r, **o),
         )
@@ -132,21 +133,23 @@ class Observability(pulumi.ComponentResource):
         args: DeterminedArgs,
         admin_password: pulumi.Input[str],
         master: pulumi.Resource,
+        stack: pulumi.Resource,
         previous: Mapping[str, Any] | None,
         after: Callable[..., pulumi.ResourceOptions],
     ) -> None:
-        # `after(...)`: options that wait for both namespaces it writes to and `...`.
         """The master's scrape and the Jobs that keep its token fresh: a Determined user of
         its own (created with the admin's password), a token Secret only the Jobs write (a
-        later `up` leaves its data alone), the run at `up` after the master."""
+        later `up` leaves its data alone), the run at `up` after the master. `after(...)`:
+        options that wait for both namespaces it writes to and `...`."""
         metrics_password = passwords.configured_or_generated("metrics-user", None, self)
         before: list[pulumi.Resource] = []
         later: list[dict[str, Any]] = []
+        monitors: list[dict[str, Any]] = []
         for obj in master_metrics.objects(args, metrics_password, admin_password, previous):
             kind = obj["kind"]
             if kind == "ServiceMonitor":
-                continue
-            if kind in ("Job", "CronJob"):
+                monitors.append(obj)
+            elif kind in ("Job", "CronJob"):
                 later.append(obj)
             elif obj["metadata"]["name"] == master_metrics.TOKEN_SECRET and kind == "Secret":
                 before.append(kube.register(obj, after(ignore_changes=["data", "stringData"])))
@@ -158,4 +161,5 @@ class Observability(pulumi.ComponentResource):
                 kube.register(obj, after(master, *before, delete_before_replace=True))
             else:
                 kube.register(obj, after(*before))
-        kube.register(master_metrics.service_monitor(args), after(self._stack))
+        for obj in monitors:  # a CR of the stack's CRDs
+            kube.register(obj, after(stack))

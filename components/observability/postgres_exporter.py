@@ -19,6 +19,7 @@ from typing import Any
 from components import kube, versions
 from components.addons import release
 from components.config import InClusterDatabase
+from components.determined import system_pods
 from components.determined.args import DeterminedArgs
 from components.determined.database import DatabaseEndpoint
 from components.observability import layout
@@ -61,11 +62,6 @@ def ca_secret(args: DeterminedArgs, endpoint: DatabaseEndpoint) -> dict[str, Any
     return kube.manifest("v1", "Secret", meta, type="Opaque", stringData={CA_KEY: endpoint.ssl_root_cert})
 
 
-def _placement(args: DeterminedArgs) -> dict[str, Any]:
-    pool = args.master_node_pool
-    return {"nodeSelector": dict(pool.selector)} if pool is not None and pool.selector else {}
-
-
 def values(args: DeterminedArgs, endpoint: DatabaseEndpoint) -> dict[str, Any]:
     """The chart values: a connection to `endpoint` (its host may be an Output: a managed
     server's address) as the master's user, the password by Secret reference."""
@@ -101,7 +97,7 @@ def values(args: DeterminedArgs, endpoint: DatabaseEndpoint) -> dict[str, Any]:
         # already; the Role the chart makes grants nothing the exporter uses.
         "rbac": {"create": False},
         "resources": RESOURCES,
-        **_placement(args),
+        **system_pods.placement(args),
     }
     if endpoint.ssl_root_cert:
         # libpq's sslrootcert (https://www.postgresql.org/docs/current/libpq-connect.html),

@@ -34,6 +34,7 @@ from typing import Any
 from components import kube, versions
 from components.addons import release
 from components.config.tls import IngressTls
+from components.determined import system_pods
 from components.determined.args import DeterminedArgs
 from components.kube import pod_security
 from components.observability import dashboards, layout
@@ -196,12 +197,6 @@ def _claim(size: str, storage_class: str | None) -> dict[str, Any]:
     return {"volumeClaimTemplate": {"spec": spec}}
 
 
-def _placement(args: DeterminedArgs) -> dict[str, Any]:
-    """The master's node pool, as the project's other system pods (system_pods.pod_fields)."""
-    pool = args.master_node_pool
-    return {"nodeSelector": dict(pool.selector)} if pool is not None and pool.selector else {}
-
-
 def _watched(args: DeterminedArgs) -> dict[str, Any]:
     """A namespace selector of the install's two namespaces (kubernetes.io/metadata.name is
     set by the API server on every namespace)."""
@@ -237,7 +232,7 @@ def _prometheus(args: DeterminedArgs) -> dict[str, Any]:
         "probeNamespaceSelector": _watched(args),
         "scrapeConfigSelector": own,
         "scrapeConfigNamespaceSelector": _watched(args),
-        **_placement(args),
+        **system_pods.placement(args),
     }
     return {"prometheusSpec": spec}
 
@@ -251,13 +246,13 @@ def _alertmanager(args: DeterminedArgs) -> dict[str, Any]:
         "retention": "120h",
         "storage": _claim(ALERTMANAGER_STORAGE, args.observability.storage_class),
         "resources": ALERTMANAGER_RESOURCES,
-        **_placement(args),
+        **system_pods.placement(args),
     }
     return {"enabled": True, "alertmanagerSpec": spec}
 
 
 def _operator(args: DeterminedArgs) -> dict[str, Any]:
-    placement = _placement(args)
+    placement = system_pods.placement(args)
     return {
         # `--namespaces=<release namespace>,<additional>` (deployment.yaml:77-87): the
         # operator reconciles Prometheus, Alertmanager and monitors there only.
@@ -327,7 +322,7 @@ def _grafana(args: DeterminedArgs) -> dict[str, Any]:
         # `helm test` pod: bats as root, no securityContext (grafana values.yaml:126-137).
         "testFramework": {"enabled": False},
         "resources": GRAFANA_RESOURCES,
-        **_placement(args),
+        **system_pods.placement(args),
     }
     if server:
         values["grafana.ini"] = {"server": server}
@@ -348,7 +343,7 @@ def _kube_state_metrics(args: DeterminedArgs) -> dict[str, Any]:
         "metricLabelsAllowlist": allow,
         "resources": KSM_RESOURCES,
         # Pod (ksm values.yaml:339-346) and container (:351-356) restricted already.
-        **_placement(args),
+        **system_pods.placement(args),
     }
 
 

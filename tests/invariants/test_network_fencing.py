@@ -376,13 +376,18 @@ def needs_database(c: Cluster, pod: Pod) -> list[str]:
     return [] if allowed(c.policies, c.master, pod, port) else ["the master cannot reach the database"]
 
 
-def needs_bind_workspaces(c: Cluster, pod: Pod) -> list[str]:
+def master_client_problems(c: Cluster, pod: Pod, who: str) -> list[str]:
+    """What a Job calling the master's API needs: its port and DNS."""
     problems = []
     if not allowed(c.policies, pod, c.master, c.master_port):
-        problems.append("the workspace-binding Job cannot reach the master")
+        problems.append(f"{who} cannot reach the master")
     if not allowed(c.policies, pod, c.dns, DNS[1], DNS[0]):
-        problems.append("the workspace-binding Job cannot resolve names")
+        problems.append(f"{who} cannot resolve names")
     return problems
+
+
+def needs_bind_workspaces(c: Cluster, pod: Pod) -> list[str]:
+    return master_client_problems(c, pod, "the workspace-binding Job")
 
 
 def database_server(c: Cluster) -> tuple[Pod | Address, int]:
@@ -412,11 +417,7 @@ def needs_database_client(c: Cluster, pod: Pod) -> list[str]:
 
 
 def needs_metrics_token(c: Cluster, pod: Pod) -> list[str]:
-    problems = []
-    if not allowed(c.policies, pod, c.master, c.master_port):
-        problems.append("the metrics token Job cannot reach the master")
-    if not allowed(c.policies, pod, c.dns, DNS[1], DNS[0]):
-        problems.append("the metrics token Job cannot resolve names")
+    problems = master_client_problems(c, pod, "the metrics token Job")
     if not allowed(c.policies, pod, Address(KUBERNETES_API), 443):
         problems.append("the metrics token Job cannot reach the Kubernetes API")
     return problems
