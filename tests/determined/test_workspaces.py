@@ -15,11 +15,11 @@ import subprocess
 import sys
 import threading
 import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from conftest import BASE, make_config
+from fake_http import serve
 
 from components import constants
 from components.determined import master, workspaces
@@ -413,41 +413,15 @@ def fake_master():
     cfg = config()
     fake = fake_for(cfg)
 
-    class Handler(BaseHTTPRequestHandler):
-        def _serve(self):
-            url = urllib.parse.urlsplit(self.path)
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            body = json.loads(raw) if raw else None
-            with fake.lock:
-                status, answer = fake.handle(
-                    self.command,
-                    url.path,
-                    urllib.parse.parse_qs(url.query),
-                    body,
-                    self.headers.get("Authorization"),
-                )
-            data = json.dumps(answer).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    def handle(method, path, query, body, auth, _content_type):
+        with fake.lock:
+            return fake.handle(method, path, query, body, auth)
 
-        do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _serve
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    fake.url = f"http://127.0.0.1:{server.server_address[1]}"
-    fake.cfg = cfg
-    fake.mapping = workspaces.mapping(cfg)
-    yield fake
-    server.shutdown()
-    server.server_close()
+    with serve(handle) as url:
+        fake.url = url
+        fake.cfg = cfg
+        fake.mapping = workspaces.mapping(cfg)
+        yield fake
 
 
 @pytest.fixture
