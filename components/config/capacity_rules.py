@@ -298,18 +298,7 @@ def gke_capacity_problems(cfg: GkeStack, add: Add) -> None:
                 # https://cloud.google.com/compute/docs/instances/reservations-consume, read
                 # 2026-11): the reservation's node pool goes there only.
                 add(f"{at}.reservation.zone", "gke: give the zone the reservation is in")
-            else:
-                # (gke imports this module: its zones are read where needed.)
-                from components.config.gke import pool_zones
-
-                zones = pool_zones(cfg, pool)
-                inside = (
-                    reservation.zone in zones
-                    if zones
-                    else reservation.zone.startswith(f"{cfg.cluster.region}-")
-                )
-                if not inside:
-                    add(f"{at}.reservation.zone", f"{reservation.zone} is not one of the pool's zones")
+            # Whether it is one of the pool's zones: components/config/gke.py, with the zones.
         if "flexStart" in capacity.types and not pool.gpu:
             add(f"{at}.types", "flexStart is for GPU pools (flex-start VMs carry accelerators)")
         if capacity.queued:

@@ -269,6 +269,18 @@ def pool_zones(cfg: GkeStack, pool: GkeNodePool) -> list[str] | None:
     return list(offered)
 
 
+def _reservation_zone_problems(i: int, pool: GkeNodePool, cfg: GkeStack, add: Add) -> None:
+    """A pool's reservation (capacity.reservation, one zone: components/config/capacity_rules.py)
+    is in one of the pool's zones, where its node pool is placed."""
+    reservation = pool.capacity.reservation if pool.capacity is not None else None
+    if reservation is None or reservation.zone is None:
+        return
+    zones = pool_zones(cfg, pool)
+    inside = reservation.zone in zones if zones else reservation.zone.startswith(f"{cfg.cluster.region}-")
+    if not inside:
+        add(f"nodePools[{i}].capacity.reservation.zone", f"{reservation.zone} is not one of the pool's zones")
+
+
 def _pool_zone_problems(i: int, pool: GkeNodePool, cfg: GkeStack, add: Add) -> None:
     cluster = cfg.cluster
     region = cluster.region
@@ -394,6 +406,7 @@ def gke_problems(cfg: GkeStack, add: Add) -> None:
         _n1_size_problems(i, pool, add)
         _on_demand_problems(i, pool, add)
         _pool_zone_problems(i, pool, cfg, add)
+        _reservation_zone_problems(i, pool, cfg, add)
         _disk_problems(i, pool, add)
         _taint_problems(i, pool, add)
     _operator_image_types(cfg, add)
