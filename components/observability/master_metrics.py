@@ -117,10 +117,6 @@ def needed(args: DeterminedArgs) -> bool:
     return args.observed and args.master_prometheus
 
 
-def monitoring_namespace(args: DeterminedArgs) -> str:
-    return layout.namespace(args.namespace)
-
-
 def script_text() -> str:
     return SCRIPT_FILE.read_text(encoding="utf-8")
 
@@ -150,7 +146,7 @@ def admin_password_secret(args: DeterminedArgs, admin_password: Any) -> dict[str
 def token_secret(args: DeterminedArgs) -> dict[str, Any]:
     """The Secret the script keeps the token in, created without data: register it with
     `ignore_changes=["data", "stringData"]` so that no later `up` writes over the token."""
-    meta = kube.metadata(TOKEN_SECRET, COMPONENT, monitoring_namespace(args))
+    meta = kube.metadata(TOKEN_SECRET, COMPONENT, layout.namespace(args.namespace))
     return kube.manifest("v1", "Secret", meta, type="Opaque")
 
 
@@ -162,7 +158,7 @@ def service_account(args: DeterminedArgs) -> dict[str, Any]:
 def role(args: DeterminedArgs) -> dict[str, Any]:
     """Read and patch the token Secret, nothing else (the Secret exists before the script
     runs: `create` cannot be limited to one name)."""
-    meta = kube.metadata(ROLE, COMPONENT, monitoring_namespace(args))
+    meta = kube.metadata(ROLE, COMPONENT, layout.namespace(args.namespace))
     rule = {
         "apiGroups": [""],
         "resources": ["secrets"],
@@ -174,7 +170,7 @@ def role(args: DeterminedArgs) -> dict[str, Any]:
 
 def role_binding(args: DeterminedArgs) -> dict[str, Any]:
     """The Role to the refresher's ServiceAccount (in the Determined namespace)."""
-    meta = kube.metadata(ROLE, COMPONENT, monitoring_namespace(args))
+    meta = kube.metadata(ROLE, COMPONENT, layout.namespace(args.namespace))
     return kube.manifest(
         "rbac.authorization.k8s.io/v1",
         "RoleBinding",
@@ -192,7 +188,7 @@ def env(args: DeterminedArgs, wait_seconds: int) -> list[dict[str, str]]:
         {"name": "DET_PASSWORD_FILE", "value": f"{PASSWORD_DIR}/{PASSWORD_FILE}"},
         {"name": "DET_ADMIN_USER", "value": ADMIN_USER},
         {"name": "DET_ADMIN_PASSWORD_FILE", "value": f"{ADMIN_PASSWORD_DIR}/{PASSWORD_FILE}"},
-        {"name": "DET_STORE_NAMESPACE", "value": monitoring_namespace(args)},
+        {"name": "DET_STORE_NAMESPACE", "value": layout.namespace(args.namespace)},
         {"name": "DET_STORE_NAME", "value": TOKEN_SECRET},
         {"name": "DET_TIMEOUT_SECONDS", "value": str(wait_seconds)},
     ]
@@ -336,7 +332,7 @@ def service_monitor(args: DeterminedArgs) -> dict[str, Any]:
             "ca": {"secret": {"name": TOKEN_SECRET, "key": CA_KEY}},
             "serverName": args.tls.host,
         }
-    meta = kube.metadata(layout.MASTER_JOB, COMPONENT, monitoring_namespace(args))
+    meta = kube.metadata(layout.MASTER_JOB, COMPONENT, layout.namespace(args.namespace))
     meta["labels"] |= layout.SELECTOR_LABELS
     spec = {
         "selector": {"matchLabels": kube.selector(constants.MASTER_COMPONENT)},
