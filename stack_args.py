@@ -116,6 +116,11 @@ def _created_cluster_values(cfg: GkeStack | EksStack) -> dict[str, Any]:
         "tls": cfg.tls,
         "namespace": cfg.namespace,
         "taskNamespaces": cfg.task_namespaces,
+        "sharedFilesystems": cfg.shared_filesystems,
+        "filesystemNodePools": {
+            fs.name: [pool.name for pool in cfg.filesystem_node_pools(fs)] for fs in cfg.shared_filesystems
+        },
+        "filesystemNamespaces": {fs.name: cfg.filesystem_namespaces(fs) for fs in cfg.shared_filesystems},
     }
 
 

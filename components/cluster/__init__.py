@@ -61,6 +61,28 @@ class Dns01Identity:
     ready: list[pulumi.Resource] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class SharedVolume:
+    """How pods reach a shared filesystem a cluster component created (sharedFilesystems):
+    either a PersistentVolume source the app binds in every namespace that mounts it, or a
+    volume each pod carries inline."""
+
+    # The PersistentVolume's source, one key: {"nfs": {server, path}} or {"csi": {driver,
+    # volumeHandle, volumeAttributes}}; values may be Outputs. None: `inline` instead.
+    persistent_volume: dict[str, Any] | None = None
+    # The PersistentVolume's mountOptions.
+    mount_options: list[str] = field(default_factory=list)
+    # A pod volume source, without its name (gcsFuse: {"csi": {...}}), for filesystems that
+    # need no PersistentVolume.
+    inline: dict[str, Any] | None = None
+    # Annotations on every pod that mounts it (gcsFuse: the sidecar injection).
+    pod_annotations: dict[str, str] = field(default_factory=dict)
+    # The PersistentVolume's capacity (informational for NFS and CSI filesystems).
+    capacity: str = "1Ti"
+    # What pods mounting it wait for (the filesystem, its mount targets, its CSI driver).
+    ready: list[pulumi.Resource] = field(default_factory=list)
+
+
 class CreatedCluster(Protocol):
     """What a cloud cluster component (GkeCluster, EksCluster) offers once it has created its cluster."""
 
@@ -71,6 +93,7 @@ class CreatedCluster(Protocol):
     bucket: pulumi.Input[str] | None
     database: DatabaseServer | None
     dns01_identity: Dns01Identity | None
+    shared_filesystems: dict[str, SharedVolume]
 
 
 @dataclass(frozen=True)
@@ -95,6 +118,9 @@ class ClusterHandle:
     # cert-manager's cloud identity for DNS-01 (None: its solver brings its own credentials,
     # or there is none).
     dns01_identity: Dns01Identity | None = None
+    # The shared filesystems the cluster component created, by name (sharedFilesystems of
+    # kinds other than existing).
+    shared_filesystems: dict[str, SharedVolume] = field(default_factory=dict)
     # Stack outputs of the cluster component (cluster name, kubeconfig, bucket, database endpoint).
     exports: dict[str, pulumi.Input] = field(default_factory=dict)
 
@@ -109,6 +135,7 @@ def created_cluster(component: CreatedCluster, exports: dict[str, pulumi.Input])
         bucket=component.bucket,
         database=component.database,
         dns01_identity=component.dns01_identity,
+        shared_filesystems=component.shared_filesystems,
         exports=exports,
     )
 

@@ -20,6 +20,7 @@ from components.config.addons import GpuOperatorConfig
 from components.config.args import ArgsModel
 from components.config.database import DatabaseConfig
 from components.config.node_pools import CloudNodePool
+from components.config.shared_filesystems import SharedFilesystem
 from components.config.syntax import DnsLabel, Flag
 from components.config.tls import TlsConfig
 from components.config.views import _system_capable
@@ -70,6 +71,22 @@ class CloudClusterArgs(ArgsModel):
         default_factory=list,
         description="The namespaces task pods run in (the default task namespace and every resource "
         "pool's), whose task service account gets the checkpoint bucket's identity. Default: none.",
+    )
+
+    shared_filesystems: list[SharedFilesystem] = Field(
+        default_factory=list,
+        description="The stack's sharedFilesystems: the cluster creates those of its cloud's kinds (and "
+        "their CSI drivers) and hands the app how to mount them. Default [].",
+    )
+    filesystem_node_pools: dict[str, list[DnsLabel]] = Field(
+        default_factory=dict,
+        description="Per shared filesystem, the node pools whose nodes mount it (their zones place it, "
+        "their networks reach it). Default: none.",
+    )
+    filesystem_namespaces: dict[str, list[DnsLabel]] = Field(
+        default_factory=dict,
+        description="Per shared filesystem, the namespaces whose pods mount it (gcsFuse: their task "
+        "service accounts get the bucket). Default: none.",
     )
 
     if TYPE_CHECKING:  # each subclass's own field, typed for its cloud

@@ -468,6 +468,11 @@ class DirectoryStorage(Retention):
         description="directory: a ReadWriteMany StorageClass the claim determined-checkpoints is provisioned "
         "with; valid only when every task namespace is the master's, and not on eks.",
     )
+    shared_filesystem: DnsSubdomain | None = Field(
+        None,
+        description="directory: the name of an entry of sharedFilesystems (not read-only, not gcsFuse) to "
+        "keep checkpoints on; mounted at containerPath wherever tasks run, read-only in the master.",
+    )
     size: Quantity | None = Field(
         None,
         description="directory, with nfs or storageClass: the volume's capacity (informational for NFS), a "
@@ -477,17 +482,25 @@ class DirectoryStorage(Retention):
     @model_validator(mode="after")
     def _one_source(self) -> DirectoryStorage:
         given = [key for key, value in self._sources().items() if value is not None]
-        allowed = "claimName (an existing ReadWriteMany claim), nfs {server, path} or storageClass"
+        allowed = (
+            "claimName (an existing ReadWriteMany claim), nfs {server, path}, storageClass or "
+            "sharedFilesystem"
+        )
         if not given:
             raise _refuse((None, f"type directory needs one source: {allowed}"))
         if len(given) > 1:
             raise _refuse((given[1], f"{given[0]} and {given[1]} are alternatives; give one of {allowed}"))
-        if self.claim_name is not None and self.size is not None:
+        if (self.claim_name or self.shared_filesystem) is not None and self.size is not None:
             raise _refuse(("size", "only with nfs or storageClass (an existing claim has its own size)"))
         return self
 
     def _sources(self) -> dict[str, object]:
-        return {"claimName": self.claim_name, "nfs": self.nfs, "storageClass": self.storage_class}
+        return {
+            "claimName": self.claim_name,
+            "nfs": self.nfs,
+            "storageClass": self.storage_class,
+            "sharedFilesystem": self.shared_filesystem,
+        }
 
     @property
     def claim(self) -> str:

@@ -9,6 +9,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 from components import cloud_limits, constants
 from components.config import eks_instances, gke_machines
 from components.config.base import ConfigModel
+from components.config.checkpoint_storage import ContainerPath
 from components.config.cluster import AwsZone, GcpZone
 from components.config.pool_capacity import CapacityConfig
 from components.config.syntax import (
@@ -17,6 +18,7 @@ from components.config.syntax import (
     LabelKey,
     Labels,
     NonEmpty,
+    Quantity,
     each_entry,
     label_value_problem,
     whole_number,
@@ -249,6 +251,23 @@ class CloudNodePool(NodePool):
         "queued}` (default: on-demand, or spot with `spot`, `machineType` only).",
     )
 
+    local_nvme: LocalNvme | None = Field(
+        None,
+        description="Local NVMe disks as the nodes' ephemeral storage and a scratch volume in task pods, "
+        "`{mountPath, size}` (gke: also `count`). Default: none (the boot disk).",
+    )
+    fast_image_pulls: Flag | None = Field(
+        None,
+        description="gke: image streaming (Artifact Registry images start before they are fully pulled); "
+        "eks: containerd's parallel pull and unpack (SOCI FastImagePull). Default: on for GKE GPU pools on "
+        "COS, off on eks.",
+    )
+    pre_pull_images: Flag = Field(
+        False,
+        description="true runs a DaemonSet on the pool's nodes that pulls the task images of the resource "
+        "pools on it as soon as a node starts. Default false.",
+    )
+
     @model_validator(mode="after")
     def _spot_or_capacity(self) -> CloudNodePool:
         if self.spot and self.capacity is not None:
@@ -290,6 +309,35 @@ class CloudNodePool(NodePool):
     @property
     def selector(self) -> dict[str, str]:
         return {constants.NODE_POOL_LABEL: self.name}
+
+
+# Where task containers see a pool's local NVMe scratch space by default.
+DEFAULT_SCRATCH_PATH = "/scratch"
+DEFAULT_SCRATCH_SIZE = "100Gi"
+
+
+class LocalNvme(ConfigModel):
+    """The nodes' local NVMe disks as their ephemeral storage (gke: local SSDs; eks: the
+    instance store in RAID0), offered to task pods as an emptyDir scratch volume."""
+
+    mount_path: ContainerPath = Field(
+        DEFAULT_SCRATCH_PATH,
+        description="Where task containers see the scratch space: an absolute path outside the system "
+        "directories. Default /scratch.",
+    )
+    size: Quantity = Field(
+        DEFAULT_SCRATCH_SIZE,
+        description="The scratch space each task pod asks for (its ephemeral-storage request and the "
+        "emptyDir's sizeLimit), a Kubernetes quantity. Default 100Gi.",
+    )
+
+
+class GkeLocalNvme(LocalNvme):
+    count: whole_number(0, 32) = Field(
+        0,
+        description="gke: local SSDs per node; 0 (default) takes the number the machine type comes with "
+        "(A2 Ultra, A3, A4 and other bundled series), and is refused on machines where it must be given.",
+    )
 
 
 class GpuSharing(ConfigModel):
@@ -363,6 +411,17 @@ class GkeNodePool(CloudNodePool):
         "`pd-ssd`, `pd-standard`, `hyperdisk-balanced` (default: `pd-balanced`, or `hyperdisk-balanced` on "
         "series without Persistent Disk).",
     )
+    local_nvme: GkeLocalNvme | None = Field(
+        None,
+        description="Local SSDs as the nodes' ephemeral storage and a scratch volume in task pods, "
+        "`{count, mountPath, size}`. Default: none (the boot disk).",
+    )
+    fabric: Literal["tcpxo", "rdma"] | None = Field(
+        None,
+        description="The GPU fabric for multi-node training: `tcpxo` (GPUDirect-TCPXO, a3-megagpu-8g) or "
+        "`rdma` (GPUDirect RDMA, a3-ultragpu-8g, a4-highgpu-8g); extra VPC networks, multi-networking, "
+        "compact placement in one zone, the NCCL plugin and what task pods need. Default: none.",
+    )
     # Default: GPU pools, the zones that offer their GPU (components/config/gke_gpu_zones.py).
     zones: list[GcpZone] | None = Field(
         None,
@@ -430,6 +489,12 @@ class EksNodePool(CloudNodePool):
     # `machineType` is the EC2 instance type (p4d.24xlarge).
     disk_size_gb: whole_number(20, 16384) = Field(
         100, description="The nodes' root volume size in GB, 20-16384 (default 100)."
+    )
+    fabric: Literal["efa"] | None = Field(
+        None,
+        description="The GPU fabric for multi-node training: `efa` (Elastic Fabric Adapter on p4d, p4de, "
+        "p5, p5e, p5en, p6-b200, p6-b300): EFA interfaces, a cluster placement group in one zone, the EFA "
+        "device plugin and what task pods need. Default: none.",
     )
     # EC2's instance type offerings are read when the group is created.
     zones: list[AwsZone] | None = Field(

@@ -23,6 +23,7 @@ from components.config.node_pools import EksNodePool, ExistingNodePool, GkeNodeP
 from components.config.observability import ObservabilityConfig
 from components.config.resource_pools import ResourcePoolConfig, SlotsConfig, TaskContainerDefaultsConfig
 from components.config.secrets import Secret
+from components.config.shared_filesystems import SharedFilesystem
 from components.config.syntax import DnsLabel, DnsSubdomain, Flag, NonEmpty, RegistryServerPort, pattern_check
 from components.config.tls import TlsConfig
 from components.config.views import DeploymentViews, _system_capable
@@ -201,6 +202,12 @@ class StackConfig(DeploymentViews, ConfigModel):
         True,
         description="false removes the NetworkPolicies fencing the Determined and pool namespaces (in effect "
         "where the network plugin enforces them). Default true.",
+    )
+    shared_filesystems: list[SharedFilesystem] = Field(
+        default_factory=list,
+        description="Shared filesystems for datasets and checkpoints, by kind: filestore, gcsFuse, "
+        "managedLustre (gke), efs, fsxLustre (eks) or existing; each mounted into the task pods of the "
+        "resource pools that name it. Default [].",
     )
     observability: ObservabilityConfig = Field(
         default_factory=ObservabilityConfig,

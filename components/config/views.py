@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from components.config.master import MasterConfig
     from components.config.observability import ObservabilityConfig
     from components.config.resource_pools import SlotsConfig
+    from components.config.shared_filesystems import SharedFilesystemBase
 
 # Queue quotas of resources whose amount is not known: covered (Kueue refuses a task asking
 # for an uncovered resource) but not limited.
@@ -57,6 +58,8 @@ class DeploymentViews:
         image_pull_secrets: list[str]
         registry_credentials: object | None
         observability: ObservabilityConfig
+        shared_filesystems: list[SharedFilesystemBase]
+        checkpoint_storage: object
 
     def node_pool(self, name: str) -> NodePool:
         return next(pool for pool in self.node_pools if pool.name == name)
@@ -202,3 +205,41 @@ class DeploymentViews:
         """Whether the master serves its Prometheus endpoints: master.observability.enablePrometheus,
         or observability on (whose Prometheus scrapes them)."""
         return self.master.observability.enable_prometheus or self.observed
+
+    # --- shared filesystems (sharedFilesystems) ---------------------------------------------
+
+    def pool_filesystems(self, resource_pool: ResourcePoolConfig) -> list[SharedFilesystemBase]:
+        """The shared filesystems a resource pool's task pods mount, in the order configured."""
+        return [
+            fs
+            for fs in self.shared_filesystems
+            if fs.resource_pools is None or resource_pool.name in fs.resource_pools
+        ]
+
+    @property
+    def checkpoint_filesystem(self) -> SharedFilesystemBase | None:
+        """The shared filesystem checkpoints are kept on (checkpointStorage.sharedFilesystem)."""
+        name = getattr(self.checkpoint_storage, "shared_filesystem", None)
+        return next((fs for fs in self.shared_filesystems if fs.name == name), None)
+
+    def filesystem_namespaces(self, fs: SharedFilesystemBase) -> list[str]:
+        """The namespaces whose pods mount `fs`: its pools' and, for the checkpoint filesystem,
+        every namespace pods of the stack run in (the master reads checkpoints, checkpoint GC
+        runs in the default task namespace, every task writes them)."""
+        if self.checkpoint_filesystem is fs:
+            return self.pod_namespaces
+        pools = [rp for rp in self.resource_pools if fs in self.pool_filesystems(rp)]
+        return list(dict.fromkeys(rp.namespace_name for rp in pools))
+
+    def filesystem_node_pools(self, fs: SharedFilesystemBase) -> list[NodePool]:
+        """The node pools whose nodes mount `fs` (its resource pools'; every pool's for the
+        checkpoint filesystem)."""
+        pools = (
+            self.resource_pools
+            if self.checkpoint_filesystem is fs
+            else [rp for rp in self.resource_pools if fs in self.pool_filesystems(rp)]
+        )
+        names = list(dict.fromkeys(rp.node_pool for rp in pools))
+        if self.checkpoint_filesystem is fs and self.master_node_pool is not None:
+            names = list(dict.fromkeys([self.master_node_pool.name, *names]))
+        return [self.node_pool(name) for name in names if any(p.name == name for p in self.node_pools)]

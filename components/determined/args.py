@@ -29,6 +29,7 @@ from components.config.master import MasterConfig
 from components.config.node_pools import EksNodePool, ExistingNodePool, GkeNodePool
 from components.config.observability import ObservabilityConfig
 from components.config.resource_pools import ResourcePoolConfig, SlotsConfig, TaskContainerDefaultsConfig
+from components.config.shared_filesystems import SharedFilesystem
 from components.config.stack import RegistryCredentials
 from components.config.syntax import DnsLabel, DnsSubdomain, Flag, NonEmpty
 from components.config.tls import TlsConfig
@@ -152,6 +153,11 @@ class DeterminedArgs(DeploymentViews, ArgsModel):
         description="With observability on, where GPU metrics come from: operator (the NVIDIA GPU operator's "
         "DCGM exporter, which the cluster runs), chart (NVIDIA's dcgm-exporter chart, installed here), gke "
         "(GKE's managed DCGM exporter) or none (no GPU nodes). Default chart.",
+    )
+    shared_filesystems: list[SharedFilesystem] = Field(
+        default_factory=list,
+        description="Shared filesystems (the stack's sharedFilesystems), mounted into the task pods of the "
+        "resource pools that name them. Default [].",
     )
     observability: ObservabilityConfig = Field(
         default_factory=ObservabilityConfig,

@@ -14,7 +14,15 @@ import pulumi
 from components import constants, kube, versions
 from components.addons import kueue, provisioning
 from components.config import NodePool, ResourcePoolConfig, SharedFsStorage, gke_gpu_sharing
-from components.determined import ca_bundle, checkpoint_volumes, proxy, registry
+from components.determined import (
+    ca_bundle,
+    checkpoint_volumes,
+    fabric,
+    local_nvme,
+    proxy,
+    registry,
+    shared_filesystems,
+)
 from components.determined.args import DeterminedArgs
 from components.kube import pod_security, strategic_merge
 
@@ -99,6 +107,19 @@ def project_layer(cfg: DeterminedArgs) -> dict[str, Any]:
     return strategic_merge.merge_pods(*layers) if layers else {}
 
 
+def pool_layer(cfg: DeterminedArgs, rp: ResourcePoolConfig) -> dict[str, Any]:
+    """What a pool's task pods get from the project for that pool, under the defaults and
+    the pool's own podSpec: its shared filesystems, its node pool's local NVMe scratch
+    space and GPU fabric."""
+    layers = [
+        shared_filesystems.pool_layer(cfg, rp),
+        local_nvme.pool_layer(cfg, rp),
+        fabric.pool_layer(cfg, rp),
+    ]
+    layers = [layer for layer in layers if layer]
+    return strategic_merge.merge_pods(*layers) if layers else {}
+
+
 def pool_pod_specs(
     cfg: DeterminedArgs,
     rp: ResourcePoolConfig,
@@ -113,10 +134,11 @@ def pool_pod_specs(
     account = service_account(task_service_account)
     # `project`: project_layer(cfg), when the caller already built it (it is the same for every pool).
     project = project_layer(cfg) if project is None else project
-    cpu = task_pod(account, project, tcd.cpu_pod_spec, rp.pod_spec)
+    own = pool_layer(cfg, rp)
+    cpu = task_pod(account, project, own, tcd.cpu_pod_spec, rp.pod_spec)
     if node_pool.gpu:
         cpu = strategic_merge.merge_pods(cpu, _HIDE_GPUS)
-    gpu = task_pod(account, project, tcd.gpu_pod_spec, rp.pod_spec)
+    gpu = task_pod(account, project, own, tcd.gpu_pod_spec, rp.pod_spec)
     specs = {"cpu_pod_spec": pin(cpu, node_pool), "gpu_pod_spec": pin(gpu, node_pool)}
     if cfg.queued(rp):
         # Last, like the pinning: the pool's tasks always go through its queue.
@@ -210,6 +232,7 @@ def master_resource_pools(
         # Everything, not only what differs: see task_settings.
         tcd: dict[str, Any] = {
             **copy.deepcopy(settings),
+            **fabric.pool_settings(cfg, rp),
             **pool_pod_specs(cfg, rp, task_service_account, project),
         }
         if gc_spec:

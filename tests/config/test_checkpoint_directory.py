@@ -136,7 +136,7 @@ BAD = [
         "no source",
         directory(),
         "determined:checkpointStorage: type directory needs one source: claimName (an existing "
-        "ReadWriteMany claim), nfs {server, path} or storageClass",
+        "ReadWriteMany claim), nfs {server, path}, storageClass or sharedFilesystem",
     ),
     (
         "two sources",

@@ -23,6 +23,7 @@ from components import kube
 from components.addons import gpu_operator, nvidia_device_plugin
 from components.cluster import (
     DatabaseServer,
+    SharedVolume,
     database_volume,
     publish,
 )
@@ -215,6 +216,7 @@ class EksCluster(pulumi.ComponentResource):
                 args, net, self.cluster.vpc_config.cluster_security_group_id, self, child, data
             )
         self.dns01_identity = dns.dns01_identity(args, self.cluster.name, child)
+        self.shared_filesystems: dict[str, SharedVolume] = {}
 
         configured = args.checkpoint_storage.bucket if args.checkpoint_storage else None
         update = f"aws eks update-kubeconfig --name {name_of} --region {region}"

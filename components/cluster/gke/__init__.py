@@ -21,6 +21,7 @@ from components import kube
 from components.addons import gpu_operator
 from components.cluster import (
     DatabaseServer,
+    SharedVolume,
     database_volume,
     name_kept,
     publish,
@@ -126,6 +127,7 @@ class GkeCluster(pulumi.ComponentResource):
         if managed_db:
             self.database = database.cloud_sql(args, net, self, data, keep)
         self.dns01_identity = dns.dns01_identity(args, project, self.cluster, child)
+        self.shared_filesystems: dict[str, SharedVolume] = {}
 
         # The node pool the master runs on (the first untainted on-demand CPU pool by default):
         # Determined waits for it, not for GPU pools or the GPU operator.
