@@ -9,9 +9,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from components.config import EksStack, ExistingStack, GkeStack, ResourcePoolConfig, StackConfig, load_config
+import pulumi
+
+from components.config import (
+    EksStack,
+    ExistingStack,
+    GkeStack,
+    ResourcePoolConfig,
+    StackConfig,
+    gcs_fuse,
+    load_config,
+)
 from components.config.checkpoint_storage import GcsStorage, S3Storage
 from components.config.cluster import GkeCluster
+from components.config.shared_filesystems import GcsFuseFs
 from components.determined import proxy, resource_pools
 from components.determined.args import STACK_CHECKED, DeterminedArgs
 from components.observability import dcgm
@@ -40,6 +51,18 @@ def gke_managed_dcgm(cfg: GkeStack) -> bool | None:
     return {"chart": False, "gke": True}.get(gpu_metrics(cfg))
 
 
+def filesystem_buckets(cfg: StackConfig) -> dict[str, str]:
+    """The bucket of each gcsFuse shared filesystem: its own, else the one the GKE cluster
+    component creates for it (the same derivation: components.config.gcs_fuse.bucket_name)."""
+    found = {}
+    for fs in cfg.shared_filesystems:
+        if isinstance(fs, GcsFuseFs):
+            found[fs.name] = fs.bucket or gcs_fuse.bucket_name(
+                pulumi.get_stack(), getattr(cfg.cluster, "region", ""), cfg.cluster.name, fs.name
+            )
+    return found
+
+
 def determined_args(cfg: StackConfig) -> DeterminedArgs:
     """The Determined component's Args: the stack's app sections as they are, the node
     pools, and the facts of its cluster the component reads."""
@@ -55,6 +78,7 @@ def determined_args(cfg: StackConfig) -> DeterminedArgs:
         "region": getattr(cluster, "region", None),
         "service_cidrs": service_cidrs,
         "gpu_metrics": gpu_metrics(cfg),
+        "filesystem_buckets": filesystem_buckets(cfg),
     }
     fields = DeterminedArgs.model_fields
     checked = STACK_CHECKED.set(True)  # the stack's rules ran over these sections

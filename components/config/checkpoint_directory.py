@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from components import constants, versions
 from components.config.checkpoint_storage import DirectoryStorage
 from components.config.errors import Add, format_path
-from components.config.resource_pools import POD_KEYS
+from components.config.resource_pools import Clash, mount_clashes, volume_clashes
 
 if TYPE_CHECKING:
     from components.config.stack import StackConfig
@@ -51,39 +51,13 @@ def _pod_specs(cfg: StackConfig) -> Iterator[tuple[str, dict[str, Any]]]:
         yield f"resourcePools[{i}].podSpec", rp.pod_spec
 
 
-def _clashes(spec: dict[str, Any], container_path: str) -> Iterator[tuple[tuple[str | int, ...], str]]:
+def checkpoint_clashes(spec: dict[str, Any], container_path: str) -> Iterator[Clash]:
     """Where a user's pod spec (Pod or PodSpec form, as written) would collide with the
-    checkpoint volume the project adds: strategic merge matches volumes by name (a user's
-    `checkpoints` volume would replace the share), and two mounts at one path make an
-    invalid pod."""
-    body = spec.get("spec") if POD_KEYS & spec.keys() else spec
-    prefix: tuple[str, ...] = ("spec",) if POD_KEYS & spec.keys() else ()
-    if not isinstance(body, dict):
-        return
-    volumes = body.get("volumes")
-    for i, volume in enumerate(volumes if isinstance(volumes, list) else []):
-        if isinstance(volume, dict) and volume.get("name") == VOLUME:
-            yield (
-                (*prefix, "volumes", i, "name"),
-                (
-                    f"the volume name {VOLUME!r} is the checkpoint share's (checkpointStorage type "
-                    "directory); choose another"
-                ),
-            )
-    containers = body.get("containers")
-    for i, container in enumerate(containers if isinstance(containers, list) else []):
-        if not (isinstance(container, dict) and container.get("name") == constants.TASK_CONTAINER):
-            continue
-        mounts = container.get("volumeMounts")
-        for j, mount in enumerate(mounts if isinstance(mounts, list) else []):
-            if isinstance(mount, dict) and mount.get("mountPath") == container_path:
-                yield (
-                    (*prefix, "containers", i, "volumeMounts", j, "mountPath"),
-                    (
-                        f"{container_path} is checkpointStorage.containerPath, where the checkpoint share is "
-                        "mounted; choose another path"
-                    ),
-                )
+    checkpoint volume the project adds."""
+    yield from volume_clashes(spec, {VOLUME: "the checkpoint share's (checkpointStorage type directory)"})
+    yield from mount_clashes(
+        spec, {container_path: "checkpointStorage.containerPath, where the checkpoint share is mounted"}
+    )
 
 
 def directory_problems(cfg: StackConfig, add: Add) -> None:
@@ -125,5 +99,32 @@ def directory_problems(cfg: StackConfig, add: Add) -> None:
                 )
     for path, spec in _pod_specs(cfg):
         if isinstance(spec, dict) and spec:
-            for where, message in _clashes(spec, cs.container_path):
+            for where, message in checkpoint_clashes(spec, cs.container_path):
                 add(format_path([path, *where]), message)
+    if cs.shared_filesystem is not None:
+        _shared_filesystem_problems(cfg, cs.shared_filesystem, add)
+
+
+def _shared_filesystem_problems(cfg: StackConfig, name: str, add: Add) -> None:
+    """checkpointStorage.sharedFilesystem: an entry of sharedFilesystems that can hold
+    checkpoints (writable, a claim in every namespace)."""
+    key = "checkpointStorage.sharedFilesystem"
+    fs = next((fs for fs in cfg.shared_filesystems if fs.name == name), None)
+    if fs is None:
+        known = ", ".join(fs.name for fs in cfg.shared_filesystems) or "none configured"
+        add(key, f"no shared filesystem named {name!r} (sharedFilesystems: {known})")
+        return
+    if fs.read_only:
+        add(
+            key,
+            f"shared filesystem {name!r} is readOnly: Determined writes checkpoints there, so every trial "
+            "would fail at its first checkpoint; set its readOnly false or choose another",
+        )
+    if getattr(fs, "kind", None) == "gcsFuse":
+        # A directory store is mounted through a claim in every namespace (the master's too);
+        # a bucket is better used by Determined's own client.
+        add(
+            key,
+            f"shared filesystem {name!r} is a gcsFuse bucket: use checkpointStorage type gcs with its "
+            "bucket instead (Determined writes to Cloud Storage itself)",
+        )

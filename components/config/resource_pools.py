@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
@@ -82,6 +83,49 @@ def determined_owned(pod: dict[str, Any]) -> list[tuple[tuple[str | int, ...], s
                     reason = f"Determined sets the {name} of its task container ({constants.TASK_CONTAINER})"
                     found.append((("spec", "containers", i, name), reason))
     return found
+
+
+Clash = tuple[tuple[str | int, ...], str]
+
+
+def _pod_body(spec: dict[str, Any]) -> tuple[dict[str, Any] | None, tuple[str, ...]]:
+    """A user's pod spec as written (Pod or PodSpec form): its PodSpec and the key path to it."""
+    if POD_KEYS & spec.keys():
+        body = spec.get("spec")
+        return (body if isinstance(body, dict) else None), ("spec",)
+    return spec, ()
+
+
+def volume_clashes(spec: dict[str, Any], owners: dict[str, str]) -> Iterator[Clash]:
+    """(path, message) for each volume of a user's pod spec named as one the project adds
+    (`owners`: volume name -> whose it is): strategic merge matches volumes by name, so the
+    user's would replace the project's."""
+    body, prefix = _pod_body(spec)
+    volumes = body.get("volumes") if body else None
+    for i, volume in enumerate(volumes if isinstance(volumes, list) else []):
+        name = volume.get("name") if isinstance(volume, dict) else None
+        if name in owners:
+            yield (
+                (*prefix, "volumes", i, "name"),
+                f"the volume name {name!r} is {owners[name]}; choose another",
+            )
+
+
+def mount_clashes(spec: dict[str, Any], owners: dict[str, str]) -> Iterator[Clash]:
+    """(path, message) for each mount of a user's task container at a path where the project
+    mounts a volume (`owners`: path -> what is mounted there): two mounts at one path make an
+    invalid pod."""
+    body, prefix = _pod_body(spec)
+    containers = body.get("containers") if body else None
+    for i, container in enumerate(containers if isinstance(containers, list) else []):
+        if not (isinstance(container, dict) and container.get("name") == constants.TASK_CONTAINER):
+            continue
+        mounts = container.get("volumeMounts")
+        for j, mount in enumerate(mounts if isinstance(mounts, list) else []):
+            path = mount.get("mountPath") if isinstance(mount, dict) else None
+            if path in owners:
+                where = (*prefix, "containers", i, "volumeMounts", j, "mountPath")
+                yield where, f"{path} is {owners[path]}; choose another path"
 
 
 def _pod(value: Any) -> dict[str, Any]:

@@ -16,9 +16,11 @@ from components.config.cloud_names import name_problems
 from components.config.database import ManagedDatabase, backup_problems, managed_tier_problems
 from components.config.eks import eks_problems
 from components.config.errors import Add, Problem
+from components.config.fabric_rules import fabric_task_problems
 from components.config.gke import gke_problems
 from components.config.master_config_size import master_config_size_problems
 from components.config.partial import Unreliable
+from components.config.shared_filesystem_rules import shared_filesystem_problems
 from components.config.stack import EksStack, ExistingStack, GkeStack
 from components.config.tls import acme_problems, dns01_problems, gateway_problems
 
@@ -82,6 +84,8 @@ def rules(task_pods: TaskPods | None = None) -> list[Rule]:
         master_rules.master_problems,
         master_rules.pull_secret_problems,
         directory_problems,
+        shared_filesystem_problems,
+        fabric_task_problems,
         master_config_size_problems,
     ]
 

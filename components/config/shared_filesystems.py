@@ -152,7 +152,7 @@ class GcsFuseFs(SharedFilesystemBase):
     bucket: GcsBucket | None = Field(
         None,
         description="gcsFuse: an existing bucket to mount. Default: the stack creates "
-        "<project>-<stack>-<cluster>-<region>-<name>.",
+        "<cluster>-<name>-<digest> (the digest of stack, region and cluster tells installs apart).",
     )
     only_dir: Prefix | None = Field(
         None, description="gcsFuse: mount only this directory of the bucket. Default: the whole bucket."
@@ -266,8 +266,9 @@ class ExistingFs(SharedFilesystemBase):
     )
     claim_name: DnsSubdomain | None = Field(
         None,
-        description="existing: a ReadWriteMany claim that must exist in every namespace of the pools that "
-        "mount it, bound to the same share (the stack creates nothing).",
+        description="existing: a ReadWriteMany claim that must exist, bound to the same share, in every "
+        "namespace the mounting pools' tasks may run in (0.35+: every task namespace); the stack creates "
+        "nothing.",
     )
 
     @model_validator(mode="after")

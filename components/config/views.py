@@ -12,7 +12,7 @@ import math
 from typing import TYPE_CHECKING, Literal
 
 from components import constants, versions
-from components.config import capacity, gke_gpu_sharing
+from components.config import capacity, eks_instances, gke_gpu_sharing
 from components.config.node_pools import NodePool
 from components.config.resource_pools import QuotaConfig, ResourcePoolConfig
 
@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 # for an uncovered resource) but not limited.
 UNLIMITED_CPU = "1000000"
 UNLIMITED_MEMORY = "1Ei"
+
+# The EFA device plugin's resource (components/determined/fabric.py, with its source).
+EFA_RESOURCE = "vpc.amazonaws.com/efa"
 
 # The default task namespace (0.35+) is the master's namespace with this suffix.
 TASK_NAMESPACE_SUFFIX = "-tasks"
@@ -105,6 +108,14 @@ class DeploymentViews:
         else:
             nominal["cpu"] = UNLIMITED_CPU
         nominal["memory"] = quota.memory if quota.memory is not None else UNLIMITED_MEMORY
+        # What the node pool's task pods ask for besides (components/determined/local_nvme.py,
+        # fabric.py): the scratch space, not limited; a node's EFA devices per node.
+        if getattr(node_pool, "local_nvme", None) is not None:
+            nominal["ephemeral-storage"] = UNLIMITED_MEMORY
+        if getattr(node_pool, "fabric", None) == "efa":
+            # As many as a pod asks for (fabric.efa_count): the smallest type's, per node.
+            efa = min(c for m in node_pool.machine_types if (c := eks_instances.efa_interfaces(m)) > 0)
+            nominal[EFA_RESOURCE] = str(nodes * efa) if nodes else UNLIMITED_CPU
         return nominal
 
     @property
@@ -229,7 +240,16 @@ class DeploymentViews:
         if self.checkpoint_filesystem is fs:
             return self.pod_namespaces
         pools = [rp for rp in self.resource_pools if fs in self.pool_filesystems(rp)]
-        return list(dict.fromkeys(rp.namespace_name for rp in pools))
+        if not pools:
+            return []
+        # Where a pool's pods (with its pod spec) may run, as resource_pools.pool_namespaces
+        # says with its sources: from 0.35 any task namespace (a task runs in its workspace's
+        # namespace or the default one, whatever its pool); before, the pool's own and the
+        # default aux pool's (checkpoint GC with the experiment's pod spec).
+        if self.master.version_tuple >= versions.WORKSPACE_NAMESPACES_SINCE:
+            return list(self.task_namespaces)
+        aux = [rp.namespace_name for rp in self.resource_pools if rp.name == self.aux_pool]
+        return list(dict.fromkeys([*(rp.namespace_name for rp in pools), *aux]))
 
     def filesystem_node_pools(self, fs: SharedFilesystemBase) -> list[NodePool]:
         """The node pools whose nodes mount `fs` (its resource pools'; every pool's for the

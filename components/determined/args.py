@@ -159,6 +159,12 @@ class DeterminedArgs(DeploymentViews, ArgsModel):
         description="Shared filesystems (the stack's sharedFilesystems), mounted into the task pods of the "
         "resource pools that name them. Default [].",
     )
+    filesystem_buckets: dict[NonEmpty, NonEmpty] = Field(
+        default_factory=dict,
+        description="The bucket each gcsFuse shared filesystem mounts, by filesystem name: the one the "
+        "cluster component created (components.config.gcs_fuse.bucket_name) when the filesystem names "
+        "none. Default: each filesystem's own bucket.",
+    )
     observability: ObservabilityConfig = Field(
         default_factory=ObservabilityConfig,
         description="Metrics, dashboards and alerts: `{enabled, retention, storageSize, storageClass, "

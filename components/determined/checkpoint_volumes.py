@@ -8,7 +8,9 @@ needs one bound to the same share:
   claim `determined-checkpoints` (claimRef on the volume, volumeName on the claim);
 - `storageClass`: one provisioned claim `determined-checkpoints` in the master's namespace
   (validation allows it only when every task runs there);
-- `claimName`: the user's claims; nothing is created.
+- `claimName`: the user's claims; nothing is created;
+- `sharedFilesystem`: the claim of that shared filesystem (shared_filesystems: bound in
+  every namespace pods of the stack run in, since it holds checkpoints); nothing more here.
 
 Claims and volumes outlive `pulumi destroy` unless `allowDataDeletion` (`data_options`);
 the files on an NFS export are never deleted by the project.
@@ -25,6 +27,7 @@ from components import constants, kube
 from components.config import DirectoryStorage
 from components.config.checkpoint_directory import VOLUME, directory
 from components.config.checkpoint_storage import CREATED_CLAIM
+from components.determined import shared_filesystems
 from components.determined.args import DeterminedArgs
 
 COMPONENT = "checkpoint-storage"
@@ -45,26 +48,13 @@ def volume_name(namespace: str) -> str:
 def persistent_volume(cs: DirectoryStorage, namespace: str) -> dict[str, Any]:
     """The NFS export as a volume reserved for `namespace`'s claim."""
     assert cs.nfs is not None
-    spec: dict[str, Any] = {
-        "capacity": {"storage": cs.capacity},
-        "accessModes": _RWX,
-        "volumeMode": "Filesystem",
-        # Released volumes keep the export's files (NFS volumes have no deleter anyway).
-        "persistentVolumeReclaimPolicy": "Retain",
-        # No class: only the claim below may bind it, never a provisioner.
-        "storageClassName": "",
-        "claimRef": {
-            "apiVersion": "v1",
-            "kind": "PersistentVolumeClaim",
-            "namespace": namespace,
-            "name": CREATED_CLAIM,
-        },
-        "nfs": {"server": cs.nfs.server, "path": cs.nfs.path},
-    }
-    if cs.nfs.mount_options:
-        spec["mountOptions"] = list(cs.nfs.mount_options)
-    return kube.manifest(
-        "v1", "PersistentVolume", kube.metadata(volume_name(namespace), COMPONENT), spec=spec
+    return shared_filesystems.reserved_volume(
+        volume_name(namespace),
+        COMPONENT,
+        (namespace, CREATED_CLAIM),
+        cs.capacity,
+        {"nfs": {"server": cs.nfs.server, "path": cs.nfs.path}},
+        list(cs.nfs.mount_options),
     )
 
 
@@ -89,7 +79,7 @@ def objects(cfg: DeterminedArgs) -> list[dict[str, Any]]:
     """What the stack creates for directory checkpoints (each volume before its claim);
     nothing for `claimName` or other storage types."""
     cs = directory(cfg)
-    if cs is None or cs.claim_name is not None:
+    if cs is None or cs.claim_name is not None or cs.shared_filesystem is not None:
         return []
     if cs.nfs is not None:
         # The master's namespace too: the master mounts the share (master_volume).
@@ -97,8 +87,17 @@ def objects(cfg: DeterminedArgs) -> list[dict[str, Any]]:
     return [provisioned_claim(cs, cfg.namespace)]
 
 
-def _volume(cs: DirectoryStorage, read_only: bool = False) -> dict[str, Any]:
-    claim: dict[str, Any] = {"claimName": cs.claim}
+def claim(cfg: DeterminedArgs, cs: DirectoryStorage) -> str:
+    """The claim task pods and the master mount: the user's, the one the stack creates, or
+    the shared filesystem's (checkpointStorage.sharedFilesystem)."""
+    fs = cfg.checkpoint_filesystem
+    if cs.shared_filesystem is not None and fs is not None:
+        return shared_filesystems.claim(fs)
+    return cs.claim
+
+
+def _volume(claim_name: str, read_only: bool = False) -> dict[str, Any]:
+    claim: dict[str, Any] = {"claimName": claim_name}
     if read_only:
         claim["readOnly"] = True
     return {"name": VOLUME, "persistentVolumeClaim": claim}
@@ -120,7 +119,7 @@ def task_layer(cfg: DeterminedArgs) -> dict[str, Any]:
         return {}
     return {
         "spec": {
-            "volumes": [_volume(cs)],
+            "volumes": [_volume(claim(cfg, cs))],
             "containers": [{"name": constants.TASK_CONTAINER, "volumeMounts": [_mount(cs)]}],
         }
     }
@@ -133,7 +132,7 @@ def master_volume(cfg: DeterminedArgs) -> tuple[dict[str, Any], dict[str, Any]] 
     cs = directory(cfg)
     if cs is None:
         return None
-    return _volume(cs, read_only=True), _mount(cs, read_only=True)
+    return _volume(claim(cfg, cs), read_only=True), _mount(cs, read_only=True)
 
 
 def data_options(cfg: DeterminedArgs) -> pulumi.ResourceOptions:
