@@ -310,6 +310,8 @@ LIMITS: tuple[Limit, ...] = (
         "gcp:container/nodePool:NodePool", "nodeConfig.resourceLabels", gcp_labels_problems, GCP_LABELS_SOURCE
     ),
     Limit("gcp:storage/bucket:Bucket", "labels", gcp_labels_problems, GCP_LABELS_SOURCE),
+    Limit("gcp:filestore/instance:Instance", "labels", gcp_labels_problems, GCP_LABELS_SOURCE),
+    Limit("gcp:lustre/instance:Instance", "labels", gcp_labels_problems, GCP_LABELS_SOURCE),
     Limit(
         "gcp:sql/databaseInstance:DatabaseInstance",
         "settings.userLabels",

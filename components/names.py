@@ -93,6 +93,11 @@ GKE_NODE_POOL = (
 )
 CLOUD_SQL = "https://cloud.google.com/sql/docs/postgres/create-instance (instance ID; read 2026-11)"
 GCS_BUCKET = "https://cloud.google.com/storage/docs/buckets#naming (read 2026-11)"
+LUSTRE_INSTANCE = (
+    "https://github.com/pulumi/pulumi-gcp v10.2.0 sdk/python/pulumi_gcp/lustre/instance.py "
+    "InstanceArgs.instance_id: lower-case letters, digits and hyphens, a letter first, a letter or digit "
+    "last, 1-63 characters (read 2026-11)"
+)
 EKS_CLUSTER = "https://docs.aws.amazon.com/eks/latest/APIReference/API_CreateCluster.html (read 2026-11)"
 EKS_NODEGROUP = "https://docs.aws.amazon.com/eks/latest/APIReference/API_CreateNodegroup.html (read 2026-11)"
 IAM_ROLE = "https://docs.aws.amazon.com/IAM/latest/APIReference/API_CreateRole.html (read 2026-11)"
@@ -176,6 +181,29 @@ RULES: tuple[NameRule, ...] = (
         _GCE_WHAT,
         CLOUD_SQL,
         kept=True,
+    ),
+    _rule(
+        # Instance IDs are unique per project and location; "project" scope adds the digest.
+        # The Filestore API's own ID rules were not retrieved: the Compute Engine convention
+        # (GCE_NAMES), which the IDs the stack derives meet.
+        "gcp:filestore/instance:Instance",
+        "name",
+        "project",
+        1,
+        63,
+        _RFC1035,
+        _GCE_WHAT,
+        GCE_NAMES,
+    ),
+    _rule(
+        "gcp:lustre/instance:Instance",
+        "instanceId",
+        "project",
+        1,
+        63,
+        _RFC1035,
+        _GCE_WHAT,
+        LUSTRE_INSTANCE,
     ),
     _rule(
         "gcp:storage/bucket:Bucket",

@@ -139,6 +139,26 @@ def _global_address(req: Request) -> dict[str, Any]:
     }
 
 
+def _filestore(req: Request) -> dict[str, Any]:
+    # networks[].ipAddresses is output-only (pulumi-gcp 10.2.0 filestore/_inputs.py
+    # InstanceNetworkArgs.ip_addresses).
+    address = ip_address(req.seed, (10, 30))
+    networks = [{**n, "ipAddresses": [address]} for n in req.inputs.get("networks", [])]
+    return {"networks": networks, "createTime": CREATED_AT, "etag": digest(req.seed, length=12)}
+
+
+def _lustre(req: Request) -> dict[str, Any]:
+    # mountPoint: "IP_ADDRESS@tcp:/FILESYSTEM" (pulumi-gcp 10.2.0 lustre/instance.py).
+    address = ip_address(req.seed, (10, 40))
+    return {
+        "mountPoint": f"{address}@tcp:/{req.inputs.get('filesystem', '')}",
+        "state": "ACTIVE",
+        "createTime": CREATED_AT,
+        "name": f"projects/{_gcp_project(req)}/locations/{req.inputs.get('location')}/instances/"
+        f"{req.inputs.get('instanceId')}",
+    }
+
+
 def _gcp_iam_member(req: Request) -> dict[str, Any]:
     return {"etag": f"BwY{digest(req.seed, length=9)}="}
 
@@ -210,6 +230,18 @@ RESOURCES: dict[str, ResourceModel] = {
     "gcp:servicenetworking/connection:Connection": ResourceModel(
         create=lambda req: {"peering": "servicenetworking-googleapis-com"},
         ident=_gcp_ident("network", "service"),
+    ),
+    "gcp:filestore/instance:Instance": ResourceModel(
+        create=_filestore,
+        autoname="name",
+        ident=_gcp_path("projects/{project}/locations/{location}/instances/{name}"),
+    ),
+    "gcp:lustre/instance:Instance": ResourceModel(
+        create=_lustre,
+        ident=lambda req: (
+            f"projects/{_gcp_project(req)}/locations/{req.inputs.get('location')}/instances/"
+            f"{req.inputs.get('instanceId')}"
+        ),
     ),
     "gcp:projects/iAMMember:IAMMember": ResourceModel(create=_gcp_iam_member),
     "gcp:serviceaccount/iAMMember:IAMMember": ResourceModel(create=_gcp_iam_member),

@@ -117,16 +117,24 @@ def existing_paths(args: GkeClusterArgs, project: str) -> tuple[str, str]:
 
 
 def network(
-    args: GkeClusterArgs, project: str, needs_sql: bool, keep_sql: bool, opts: pulumi.ResourceOptions
+    args: GkeClusterArgs,
+    project: str,
+    needs_sql: bool,
+    keep_sql: bool,
+    opts: pulumi.ResourceOptions,
+    keep_filesystems: bool = False,
 ) -> Network:
     """`keep_sql`: a kept Cloud SQL instance stays peered with the network, so the network and
-    its reserved range are kept with it (Google refuses to delete them while it lives)."""
+    its reserved range are kept with it (Google refuses to delete them while it lives).
+    `keep_filesystems`: a kept Filestore or Managed Lustre instance is attached to the network
+    (peered, or through private services access) in the same way: the network is kept too."""
     net = args.cluster.network
     if net.existing:
         # The network's owner provides NAT and private services access (docs/clouds/gke.md, Shared VPC).
         network_path, subnetwork_path = existing_paths(args, project)
         return Network(network_path, subnetwork_path, net.pods_range, net.services_range, sql_ready=[])
-    kept = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(retain_on_delete=needs_sql and keep_sql))
+    keeps = (needs_sql and keep_sql) or keep_filesystems
+    kept = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(retain_on_delete=keeps))
     vpc = gcp.compute.Network(
         "network", opts=name_kept(kept, "gcp:compute/network:Network", "name"), **network_args(args)
     )
