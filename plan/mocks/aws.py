@@ -189,6 +189,30 @@ RESOURCES: dict[str, ResourceModel] = {
         },
         ident=_aws_id("sgr"),
     ),
+    # EFA and launch templates of node groups (components/cluster/eks/efa.py, launch_templates.py).
+    "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": ResourceModel(
+        create=lambda req: {
+            **_aws_arn("ec2", "security-group-rule/{id}")(req),
+            "securityGroupRuleId": _aws_id("sgr")(req),
+        },
+        ident=_aws_id("sgr"),
+    ),
+    "aws:ec2/placementGroup:PlacementGroup": ResourceModel(
+        create=lambda req: {
+            **_aws_arn("ec2", "placement-group/{id}")(req),
+            "placementGroupId": _aws_id("pg")(req),
+        },
+        ident=lambda req: req.inputs["name"],
+    ),
+    "aws:ec2/launchTemplate:LaunchTemplate": ResourceModel(
+        create=lambda req: {
+            **_aws_arn("ec2", "launch-template/{id}")(req),
+            "latestVersion": 1,
+            "defaultVersion": 1,
+        },
+        autoname="name",
+        ident=_aws_id("lt"),
+    ),
     "aws:eks/accessEntry:AccessEntry": ResourceModel(
         create=lambda req: {
             "accessEntryArn": f"arn:aws:eks:{_aws_region(req)}:{AWS_ACCOUNT}:access-entry/{uid(req)}",
@@ -245,6 +269,38 @@ RESOURCES: dict[str, ResourceModel] = {
     "aws:s3/bucketPolicy:BucketPolicy": ResourceModel(),
     "aws:s3/bucketVersioning:BucketVersioning": ResourceModel(),
     "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration": ResourceModel(),
+    # Shared filesystems (components/cluster/eks/shared_filesystems.py): IDs as EFS and FSx form them.
+    "aws:efs/fileSystem:FileSystem": ResourceModel(
+        create=lambda req: {
+            **_aws_arn("elasticfilesystem", "file-system/{id}")(req),
+            "dnsName": f"{_aws_id('fs')(req)}.efs.{_aws_region(req)}.amazonaws.com",
+            "ownerId": AWS_ACCOUNT,
+        },
+        ident=_aws_id("fs"),
+    ),
+    "aws:efs/mountTarget:MountTarget": ResourceModel(
+        create=lambda req: {"ipAddress": ip_address(req.seed, (10, 0)), "ownerId": AWS_ACCOUNT},
+        ident=_aws_id("fsmt"),
+    ),
+    "aws:efs/accessPoint:AccessPoint": ResourceModel(
+        create=_aws_arn("elasticfilesystem", "access-point/{id}"), ident=_aws_id("fsap")
+    ),
+    "aws:efs/backupPolicy:BackupPolicy": ResourceModel(
+        ident=lambda req: str(req.inputs.get("fileSystemId", ""))
+    ),
+    "aws:fsx/lustreFileSystem:LustreFileSystem": ResourceModel(
+        create=lambda req: {
+            **_aws_arn("fsx", "file-system/{id}")(req),
+            "dnsName": f"{_aws_id('fs')(req)}.fsx.{_aws_region(req)}.amazonaws.com",
+            # PERSISTENT_2 file systems get an 8-character mount name.
+            "mountName": digest(req.seed, "mount", length=8),
+            "ownerId": AWS_ACCOUNT,
+        },
+        ident=_aws_id("fs"),
+    ),
+    "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation": ResourceModel(
+        create=_aws_arn("fsx", "association/{id}"), ident=_aws_id("dra")
+    ),
     "aws:rds/subnetGroup:SubnetGroup": ResourceModel(
         create=_aws_arn("rds", "subgrp:{id}"), autoname="name", ident=lambda req: req.inputs["name"]
     ),

@@ -86,9 +86,10 @@ def security_group_selector_terms(args: EksClusterArgs) -> list[dict[str, object
     return [{"tags": {DISCOVERY_TAG: args.cluster.name}}]
 
 
-def network(args: EksClusterArgs, keep_database: bool, opts: pulumi.ResourceOptions) -> Network:
-    """`keep_database`: a kept RDS instance keeps its network interfaces in the private
-    subnets, so the VPC and those subnets are kept with it (AWS refuses to delete them)."""
+def network(args: EksClusterArgs, keep_data: bool, opts: pulumi.ResourceOptions) -> Network:
+    """`keep_data`: a kept RDS instance or shared filesystem (EFS mount targets, FSx for Lustre)
+    keeps its network interfaces in the private subnets, so the VPC and those subnets are kept
+    with it (AWS refuses to delete them)."""
     vpc_cfg = args.cluster.vpc
     if vpc_cfg.existing:
         invoke = pulumi.InvokeOutputOptions(parent=opts.parent, provider=opts.provider)
@@ -110,7 +111,7 @@ def network(args: EksClusterArgs, keep_database: bool, opts: pulumi.ResourceOpti
         zone_names = [available.names.apply(lambda names, i=i: names[i]) for i in range(zones)]
     private_cidrs, public_cidrs = subnet_cidrs(vpc_cfg.cidr, zones)
 
-    kept = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(retain_on_delete=keep_database))
+    kept = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(retain_on_delete=keep_data))
     subnet_opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(ignore_changes=SUBNET_KEPT))
     private_subnet_opts = pulumi.ResourceOptions.merge(
         kept, pulumi.ResourceOptions(ignore_changes=SUBNET_KEPT)
