@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 from components import cloud_limits, versions
 from components.config import capacity_rules, eks_instances
 from components.config.database import ManagedDatabase
+from components.config.eks_node_features import node_feature_problems
+from components.config.eks_shared_filesystems import eks_filesystem_problems
 from components.config.errors import Add
 from components.config.node_pools import EksNodePool, gpu_names
 from components.config.syntax import entry_at, shown
@@ -281,10 +283,16 @@ def tag_characters_problem(text: str) -> str | None:
 def template_tag_count(pool: EksNodePool) -> int:
     """The node-template tags the stack puts on the pool's Auto Scaling group: one per node
     label (the pool's, its node-pool label and, on GPU pools, the GPU-present and accelerator
-    labels), one per taint, and the GPU resource (components/cluster/eks/node_groups.py; a test
+    labels), one per taint, the GPU resource, the EFA devices (fabric efa) and the ephemeral
+    storage of the instance store (localNvme) (components/cluster/eks/node_groups.py; a test
     keeps the two equal)."""
     labels = set(pool.node_labels) | ({"nvidia.com/gpu.present", ACCELERATOR_LABEL} if pool.gpu else set())
-    return len(labels) + len(pool.all_taints) + (1 if pool.gpu else 0)
+    resources = (
+        (1 if pool.gpu else 0)
+        + (1 if pool.fabric == "efa" else 0)
+        + (1 if pool.local_nvme and eks_instances.instance_store_gb(pool.machine_type) else 0)
+    )
+    return len(labels) + len(pool.all_taints) + resources
 
 
 def asg_tags(cfg: EksStack, pool: EksNodePool) -> int:
@@ -569,3 +577,5 @@ def eks_problems(cfg: EksStack, add: Add) -> None:
     _vpc_problems(cfg, add)
     _zone_problems(cfg, add)
     _database_problems(cfg, add)
+    node_feature_problems(cfg, add)
+    eks_filesystem_problems(cfg, add)

@@ -1,4 +1,6 @@
-"""Which EC2 instance types carry which NVIDIA GPUs (EKS node groups), as data.
+"""Which EC2 instance types carry which NVIDIA GPUs (EKS node groups), as data; and, below,
+which of them have EFA (`fabric: efa`, `efa_interfaces`) and an NVMe instance store
+(`localNvme`), each table with its sources.
 
 GPU node groups run the EKS-optimized AL2023 NVIDIA AMI (x86_64), so only x86 instance
 families with whole NVIDIA GPUs qualify. GPU-named families (p*, g*, gr*) this table does not
@@ -159,3 +161,112 @@ def arm(instance_type: str) -> bool:
     and Grace superchips (p6e-gb200)."""
     name = family(instance_type)
     return bool(re.fullmatch(r"[a-z]+[0-9]+g[a-z]*", name)) or name == "a1" or grace(instance_type)
+
+
+# --- EFA (nodePools[].fabric: efa) ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EfaType:
+    gpus: int
+    efa_interfaces: int  # EC2 NetworkInfo.EfaInfo.MaximumEfaInterfaces: the vpc.amazonaws.com/efa capacity
+    network_cards: int  # EC2 NetworkInfo.MaximumNetworkCards
+
+
+# GPU instance types with EFA that fabric efa takes, and what the launch template and the task
+# pods need of each. Sources (read 2026-11):
+# - EFA interfaces: Karpenter's generated instance-type reference (from EC2 DescribeInstanceTypes,
+#   `vpc.amazonaws.com/efa` capacity = MaximumEfaInterfaces), aws/karpenter-provider-aws
+#   website/content/en/v1.14/reference/instance-types.md at 1d92708; the API field:
+#   https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_EfaInfo.html.
+# - Network cards: p5/p5e "support up to 32 network cards" (EC2 user guide, "Maximize network
+#   bandwidth on accelerated instances with EFA", p5-efa.html); p4d/p4de 4 (4 x 100 Gbps, one
+#   EFA each) and p5en 16 (AWS's p5en run-instances example: cards 0-15, one EFA each; as
+#   quoted in whn09/DeepEP start_ec2.sh), p6-b200 8 (8 x 400 Gbps): taken as one card per EFA
+#   interface, the layout AWS recommends ("a single EFA network interface per network card",
+#   same page). A type with more cards than EFA interfaces would need a table of its EFA
+#   cards; none here has.
+# - GPUs: FAMILIES above.
+# p6-b300.48xlarge (16 EFA) is left out: which of its network cards carry EFA (card 0 too?)
+# was not verified, and an EFA-only interface on a card without EFA fails the launch.
+# p6e-gb200 (Grace, Arm) and g5/g6/g6e (1-4 EFA, no NVLink fabric) are out of scope.
+EFA_TYPES: dict[str, EfaType] = {
+    "p4d.24xlarge": EfaType(8, 4, 4),
+    "p4de.24xlarge": EfaType(8, 4, 4),
+    "p5.4xlarge": EfaType(1, 1, 1),
+    "p5.48xlarge": EfaType(8, 32, 32),
+    "p5e.48xlarge": EfaType(8, 32, 32),
+    "p5en.48xlarge": EfaType(8, 16, 16),
+    "p6-b200.48xlarge": EfaType(8, 8, 8),
+}
+
+
+def efa_interfaces(instance_type: str) -> int:
+    """The EFA devices a node of `instance_type` offers, which a task pod that takes the whole
+    node requests as `vpc.amazonaws.com/efa` (the EFA device plugin advertises one per EFA
+    interface: "Each EFA device is dedicated to one Pod", EKS user guide device-management-efa,
+    read 2026-11). 0 for a type without EFA (or not in EFA_TYPES)."""
+    known = EFA_TYPES.get(instance_type)
+    return known.efa_interfaces if known else 0
+
+
+# --- instance store (nodePools[].localNvme) ---------------------------------------------------
+
+# GPU instance types with NVMe instance store, total GB (Karpenter's well-known label
+# karpenter.k8s.aws/instance-local-nvme, from EC2 InstanceStorageInfo.TotalSizeInGB), from
+# aws/karpenter-provider-aws website/content/en/docs/reference/instance-types.md at 692ccdd
+# (read 2026-11). Of the GPU families of FAMILIES, p3 (not dn) has none; CPU instance types
+# are not tabled here (a CPU pool with localNvme is refused until they are).
+INSTANCE_STORE_GB: dict[str, int] = {
+    "p3dn.24xlarge": 1800,
+    "p4d.24xlarge": 8000,
+    "p4de.24xlarge": 8000,
+    "p5.4xlarge": 3800,
+    "p5.48xlarge": 30400,
+    "p5e.48xlarge": 30400,
+    "p5en.48xlarge": 30400,
+    "p6-b200.48xlarge": 30400,
+    "p6-b300.48xlarge": 30400,
+    "g4dn.xlarge": 125,
+    "g4dn.2xlarge": 225,
+    "g4dn.4xlarge": 225,
+    "g4dn.8xlarge": 900,
+    "g4dn.12xlarge": 900,
+    "g4dn.16xlarge": 900,
+    "g4dn.metal": 1800,
+    "g5.xlarge": 250,
+    "g5.2xlarge": 450,
+    "g5.4xlarge": 600,
+    "g5.8xlarge": 900,
+    "g5.12xlarge": 3800,
+    "g5.16xlarge": 1900,
+    "g5.24xlarge": 3800,
+    "g5.48xlarge": 7600,
+    "g6.xlarge": 250,
+    "g6.2xlarge": 450,
+    "g6.4xlarge": 600,
+    "g6.8xlarge": 900,
+    "g6.12xlarge": 3760,
+    "g6.16xlarge": 1880,
+    "g6.24xlarge": 3760,
+    "g6.48xlarge": 7520,
+    "g6e.xlarge": 250,
+    "g6e.2xlarge": 450,
+    "g6e.4xlarge": 600,
+    "g6e.8xlarge": 900,
+    "g6e.12xlarge": 3800,
+    "g6e.16xlarge": 1900,
+    "g6e.24xlarge": 3800,
+    "g6e.48xlarge": 7600,
+    "g7e.2xlarge": 1900,
+    "g7e.4xlarge": 1900,
+    "g7e.8xlarge": 1900,
+    "g7e.12xlarge": 3800,
+    "g7e.24xlarge": 7600,
+    "g7e.48xlarge": 15200,
+}
+
+
+def instance_store_gb(instance_type: str) -> int:
+    """The instance type's NVMe instance store in GB, 0 when it has none (or is not tabled)."""
+    return INSTANCE_STORE_GB.get(instance_type, 0)

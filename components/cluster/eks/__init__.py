@@ -7,7 +7,7 @@ One module per concern (network, iam, cluster, node_groups, storage, database); 
 functions give each resource's arguments, and each module's own function registers its part
 (`network.network`, `cluster.admin_access`, `cluster.addon`, `node_groups.node_group`,
 `node_groups.autoscaler`, `karpenter.karpenter`, `storage.checkpoint_bucket`, `database.rds`,
-`dns.dns01_identity`);
+`dns.dns01_identity`, `shared_filesystems.shared_filesystems`);
 `EksCluster` only wires them.
 
 No `from __future__ import annotations` here: the Pulumi SDK's schema analyzer reads the
@@ -28,7 +28,8 @@ from components.cluster import (
     publish,
 )
 from components.cluster.eks import cluster as eks_cluster
-from components.cluster.eks import database, dns, iam, karpenter, network, node_groups, storage
+from components.cluster.eks import database, dns, efa, iam, karpenter, network, node_groups, storage
+from components.cluster.eks import shared_filesystems as eks_shared_filesystems
 from components.cluster.eks.args import EksClusterArgs
 from components.config import InClusterDatabase, ManagedDatabase
 
@@ -69,7 +70,8 @@ class EksCluster(pulumi.ComponentResource):
         data = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(retain_on_delete=keep))
 
         managed_db = isinstance(args.database, ManagedDatabase)
-        net = network.network(args, keep_database=keep and managed_db, opts=child)
+        holds_interfaces = managed_db or bool(eks_shared_filesystems.created(args))
+        net = network.network(args, keep_data=keep and holds_interfaces, opts=child)
         # Read now (not as outputs): the bucket's name and the admin entry derive from them.
         caller = aws.get_caller_identity(opts=invoke)
 
@@ -113,6 +115,7 @@ class EksCluster(pulumi.ComponentResource):
         before_groups = [*node_role.ready, *addons.values()]
         # A managed node group per pool, but those Karpenter makes nodes for (cluster.autoscaler).
         group_pools = karpenter.group_pools(args)
+        fabric = efa.network(args, net.vpc_id, child)  # EFA pools' security group and placement groups
         self.node_groups = [
             node_groups.node_group(
                 args,
@@ -122,6 +125,7 @@ class EksCluster(pulumi.ComponentResource):
                 node_groups.subnets(pool, net.private_subnet_ids, net.private_subnet_zones, invoke_output),
                 child,
                 before_groups,
+                fabric,
             )
             for pool in group_pools
         ]
@@ -165,7 +169,7 @@ class EksCluster(pulumi.ComponentResource):
         self.karpenter: karpenter.Karpenter | None = None
         if args.cluster.autoscaler == "karpenter":
             self.karpenter = karpenter.karpenter(
-                args, self.cluster, caller.account_id, system_groups, child, kube_opts
+                args, self.cluster, caller.account_id, system_groups, child, kube_opts, fabric
             )
 
         # The GPU software needs every group's nodes; nothing of Determined waits for it.
@@ -188,6 +192,7 @@ class EksCluster(pulumi.ComponentResource):
                 opts=after_groups,
                 **nvidia_device_plugin.release_args(args.node_pools),
             )
+        efa.device_plugin(args, after_groups)
 
         self.storage_class: str | None = None
         if isinstance(args.database, InClusterDatabase):
@@ -216,7 +221,16 @@ class EksCluster(pulumi.ComponentResource):
                 args, net, self.cluster.vpc_config.cluster_security_group_id, self, child, data
             )
         self.dns01_identity = dns.dns01_identity(args, self.cluster.name, child)
-        self.shared_filesystems: dict[str, SharedVolume] = {}
+        self.shared_filesystems: dict[str, SharedVolume] = eks_shared_filesystems.shared_filesystems(
+            args,
+            net,
+            self.cluster,
+            addons.get(eks_shared_filesystems.EFS_ADDON),
+            system_groups,
+            child,
+            data,
+            kube_opts,
+        )
 
         configured = args.checkpoint_storage.bucket if args.checkpoint_storage else None
         update = f"aws eks update-kubeconfig --name {name_of} --region {region}"

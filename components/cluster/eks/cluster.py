@@ -14,7 +14,7 @@ import pulumi_aws as aws
 
 from components import versions
 from components.addons.gpu_operator import with_gpu_pool_taints
-from components.cluster.eks import iam
+from components.cluster.eks import iam, shared_filesystems
 from components.cluster.eks.args import EksClusterArgs
 from components.config.node_pools import GPU_TAINT
 from components.kube.kubeconfig import kubeconfig as kube_kubeconfig
@@ -53,10 +53,12 @@ ADDONS = (
     "aws-ebs-csi-driver",
     NODE_MONITORING_AGENT,
 )
+# Managed add-ons a shared filesystem needs: the EFS CSI driver, with an efs one (addons()).
+FILESYSTEM_ADDONS = (shared_filesystems.EFS_ADDON,)
 # Add-ons created once the system nodes exist: those whose pods need nodes to run on, and the
 # node monitoring agent, which nothing before the node groups needs (its DaemonSets reach every
 # node as it joins). The others (DaemonSets the nodes need to join, cluster-side) come first.
-ADDONS_ON_NODES = {"coredns", "aws-ebs-csi-driver", NODE_MONITORING_AGENT}
+ADDONS_ON_NODES = {"coredns", "aws-ebs-csi-driver", NODE_MONITORING_AGENT, shared_filesystems.EFS_ADDON}
 # Add-on settings other than the defaults (the add-on's configuration values). The VPC CNI
 # enforces NetworkPolicies only with its network policy agent, which is off by default.
 ADDON_SETTINGS: dict[str, dict[str, Any]] = {"vpc-cni": {"enableNetworkPolicy": "true"}}
@@ -73,8 +75,10 @@ def addon_version(
 
 def addons(args: EksClusterArgs) -> tuple[str, ...]:
     """The cluster's managed add-ons: ADDONS, without the node monitoring agent when
-    cluster.nodeRepair is off (its conditions serve node auto repair)."""
-    return tuple(a for a in ADDONS if a != NODE_MONITORING_AGENT or args.cluster.node_repair)
+    cluster.nodeRepair is off (its conditions serve node auto repair), without the EFS CSI
+    driver when no shared filesystem is of kind efs."""
+    always = tuple(a for a in ADDONS if a != NODE_MONITORING_AGENT or args.cluster.node_repair)
+    return always + (FILESYSTEM_ADDONS if shared_filesystems.needs_efs_driver(args) else ())
 
 
 def node_monitoring_settings(args: EksClusterArgs) -> dict[str, Any] | None:
@@ -209,14 +213,20 @@ def admin_access(
 ADDON_ROLES = {
     "vpc-cni": ("vpc-cni", iam.CNI_POLICIES, "aws-node"),
     "aws-ebs-csi-driver": ("ebs-csi", iam.EBS_CSI_POLICIES, "ebs-csi-controller-sa"),
+    shared_filesystems.EFS_ADDON: (
+        "efs-csi",
+        shared_filesystems.EFS_CSI_POLICIES,
+        shared_filesystems.EFS_CSI_ACCOUNT,
+    ),
 }
 
 
 def addon_roles(args: EksClusterArgs, opts: pulumi.ResourceOptions) -> dict[str, tuple[iam.Role, str]]:
-    """Add-on -> (its role, its service account) for the add-ons of ADDON_ROLES."""
+    """Add-on -> (its role, its service account) for the cluster's add-ons of ADDON_ROLES."""
     return {
         addon: (iam.role(role, iam.role_name(args, role), iam.POD_IDENTITY_TRUST, policies, opts), account)
         for addon, (role, policies, account) in ADDON_ROLES.items()
+        if addon in addons(args)
     }
 
 

@@ -22,7 +22,7 @@ import pulumi_kubernetes as k8s
 from components import kube, versions
 from components.addons import release
 from components.cluster import namer
-from components.cluster.eks import iam, karpenter_nodes, network
+from components.cluster.eks import efa, iam, karpenter_nodes, network
 from components.cluster.eks.args import EksClusterArgs
 from components.config.node_pools import EksNodePool
 
@@ -420,9 +420,11 @@ def karpenter(
     system_groups: list[pulumi.Resource],
     opts: pulumi.ResourceOptions,
     kube_opts: pulumi.ResourceOptions,
+    fabric: efa.EfaNetwork | None = None,
 ) -> Karpenter:
     """Karpenter's AWS side (`opts`), its release once the system groups run (`kube_opts`), and
-    each Karpenter pool's NodePool and EC2NodeClass once the release has brought their CRDs."""
+    each Karpenter pool's NodePool and EC2NodeClass once the release has brought their CRDs (and
+    `fabric`, the EFA security group and placement groups EFA pools' node classes name, exists)."""
     name, region = args.cluster.name, args.cluster.region
     queue = aws.sqs.Queue("karpenter", opts=opts, **queue_args(args))
     aws.sqs.QueuePolicy(
@@ -492,7 +494,10 @@ def karpenter(
         **release_args(args),
     )
     # Nodes may launch as soon as a NodePool exists: their role must be able to join by then.
-    after = pulumi.ResourceOptions.merge(kube_opts, pulumi.ResourceOptions(depends_on=[chart, node_access]))
+    fabric_resources = fabric.resources if fabric is not None else []
+    after = pulumi.ResourceOptions.merge(
+        kube_opts, pulumi.ResourceOptions(depends_on=[chart, node_access, *fabric_resources])
+    )
     role_name = iam.role_name(args, "karpenter-nodes")
     objects = [
         kube.register(obj, after)

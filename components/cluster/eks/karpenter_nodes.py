@@ -36,7 +36,7 @@ from typing import Any
 
 from components import kube
 from components.addons.nvidia_device_plugin import GPU_PRESENT_LABEL
-from components.cluster.eks import network
+from components.cluster.eks import efa, launch_templates, network
 from components.cluster.eks.args import EksClusterArgs
 from components.config import capacity_rules
 from components.config.node_pools import EksNodePool
@@ -202,14 +202,54 @@ def reservation_terms(pool: EksNodePool) -> list[dict[str, Any]]:
     return terms
 
 
+# What a pool's localNvme, fastImagePulls and fabric efa make of its EC2NodeClass (the CRD of
+# v1.14.1: spec.instanceStorePolicy enum [RAID0], spec.userData, spec.networkInterfaces from
+# v1.11.0 with items {networkCardIndex, deviceIndex, interfaceType: interface | efa-only},
+# spec.placementGroupSelector {name | id}; docs/concepts/nodeclasses.md):
+# - instanceStorePolicy RAID0: Karpenter writes `localStorage.strategy: RAID0` into the
+#   NodeConfig it generates (pkg/providers/amifamily/bootstrap/nodeadm.go:87-89) and counts the
+#   instance store as the node's ephemeral-storage when choosing instances
+#   (pkg/providers/instancetype/types.go:368-375);
+# - userData: a NodeConfig of our own, with the FastImagePull feature gate; Karpenter adds its
+#   own NodeConfig after it and its fields win ("Any values configured by the Karpenter
+#   generated NodeConfig object will take precedent", nodeclasses.md ~1393-1397), but it sets
+#   no featureGates;
+# - networkInterfaces: the same layout as a managed group's launch template
+#   (launch_templates.efa_layout; the CRD's CEL wants card 0 / device 0 `interface` and at most
+#   one efa-only per card); every interface gets the node class's security groups, here the
+#   cluster's and the EFA group (efa.SECURITY_GROUP_TAG);
+# - placementGroupSelector: the pool's cluster placement group, by name (one per node class;
+#   the controller needs ec2:DescribePlacementGroups, karpenter.py). The pool's one zone (config
+#   rules) is already a NodePool requirement (`requirements`).
+INSTANCE_STORE_POLICY = "RAID0"
+
+
+def network_interfaces(pool: EksNodePool) -> list[dict[str, Any]]:
+    return [
+        {"networkCardIndex": card, "deviceIndex": device, "interfaceType": kind}
+        for card, device, kind in launch_templates.efa_layout(pool.machine_type)
+    ]
+
+
+def user_data(pool: EksNodePool) -> str | None:
+    """The NodeConfig of a fastImagePulls pool (MIME, as for a managed group); the instance
+    store is instanceStorePolicy's, not this NodeConfig's."""
+    if not pool.fast_image_pulls:
+        return None
+    return launch_templates.user_data(pool.model_copy(update={"local_nvme": None}))
+
+
 def node_class(args: EksClusterArgs, pool: EksNodePool, node_role_name: str) -> dict[str, Any]:
     """The pool's EC2NodeClass, named as the pool. `node_role_name`: the IAM role of Karpenter's
     nodes (Karpenter makes their instance profile from it)."""
+    security_groups = network.security_group_selector_terms(args)
+    if pool.fabric == "efa":
+        security_groups = [*security_groups, {"tags": {efa.SECURITY_GROUP_TAG: args.cluster.name}}]
     spec: dict[str, Any] = {
         "amiSelectorTerms": [{"alias": AMI_ALIAS}],
         "role": node_role_name,
         "subnetSelectorTerms": network.subnet_selector_terms(args),
-        "securityGroupSelectorTerms": network.security_group_selector_terms(args),
+        "securityGroupSelectorTerms": security_groups,
         "blockDeviceMappings": [
             {
                 "deviceName": ROOT_DEVICE,
@@ -229,6 +269,14 @@ def node_class(args: EksClusterArgs, pool: EksNodePool, node_role_name: str) -> 
     terms = reservation_terms(pool)
     if terms:
         spec["capacityReservationSelectorTerms"] = terms
+    if pool.local_nvme:
+        spec["instanceStorePolicy"] = INSTANCE_STORE_POLICY
+    data = user_data(pool)
+    if data is not None:
+        spec["userData"] = data
+    if pool.fabric == "efa":
+        spec["networkInterfaces"] = network_interfaces(pool)
+        spec["placementGroupSelector"] = {"name": efa.placement_group_name(args, pool)}
     return kube.manifest(NODE_CLASS_API, "EC2NodeClass", kube.metadata(pool.name, COMPONENT), spec=spec)
 
 

@@ -21,8 +21,9 @@ import pulumi_kubernetes as k8s
 
 from components.addons import cluster_autoscaler
 from components.addons.nvidia_device_plugin import GPU_PRESENT_LABEL
-from components.cluster.eks import iam
+from components.cluster.eks import efa, iam, launch_templates
 from components.cluster.eks.args import EksClusterArgs
+from components.config import eks_instances
 from components.config.eks import ACCELERATOR_LABEL, AUTOSCALER_TEMPLATE
 from components.config.node_pools import EksNodePool
 
@@ -75,7 +76,10 @@ OFFERINGS_FILTER = "instance-type"
 
 
 def place(pool: EksNodePool, subnets: list[str], zones: list[str], offered: list[str]) -> list[str]:
-    """The subnets of the group: in the pool's zones (all when unset) that offer its type."""
+    """The subnets of the group: in the pool's zones (all when unset) that offer its type. An
+    EFA pool's group gets one subnet (its one zone: config rules): its placement group lies in
+    one Availability Zone, and EKS's own EFA guide pins the group to one (EKS user guide
+    node-efa, `availabilityZones: [one]`, read 2026-11)."""
     chosen = [
         s for s, z in zip(subnets, zones, strict=True) if z in offered and (not pool.zones or z in pool.zones)
     ]
@@ -86,7 +90,7 @@ def place(pool: EksNodePool, subnets: list[str], zones: list[str], offered: list
             f"(it is offered in {', '.join(sorted(offered)) or 'no zone of this region'}); choose "
             "nodePools[].zones or cluster.zones among those, or another instance type"
         )
-    return chosen
+    return chosen[:1] if pool.fabric == "efa" else chosen
 
 
 def subnets(
@@ -152,11 +156,14 @@ def node_group_args(
     node_role_arn: pulumi.Input[str],
     subnet_ids: pulumi.Input[list[str]],
     kubernetes_version: pulumi.Input[str],
+    launch_template: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """`kubernetes_version`: the version the cluster reports. EKS refuses to upgrade a cluster
     while a managed node group is on another minor, so the groups follow the cluster in the
-    same update (UpdateNodegroupVersion; see CLUSTER_VERSION_FOLLOWERS in cluster.py)."""
-    return {
+    same update (UpdateNodegroupVersion; see CLUSTER_VERSION_FOLLOWERS in cluster.py).
+    `launch_template` ({id, version}): the pool's own (launch_templates.needs_launch_template);
+    the root volume's size is then the template's (EKS refuses diskSize beside a template)."""
+    result = {
         "cluster_name": cluster_name,
         "node_group_name": pool.name,
         "version": kubernetes_version,
@@ -179,6 +186,20 @@ def node_group_args(
         "taints": [t.node_taint for t in pool.all_taints],
         "tags": dict(args.cluster.tags),
     }
+    if launch_template is not None:
+        del result["disk_size"]
+        result["launch_template"] = launch_template
+    return result
+
+
+# The resources of a node the autoscaler plans with at zero nodes besides the GPUs: "From
+# version 1.14, Cluster Autoscaler can also determine the resources provided by each Auto
+# Scaling Group via tags ... k8s.io/cluster-autoscaler/node-template/resources/<resource-name>"
+# (kubernetes/autoscaler cluster-autoscaler/cloudprovider/aws/README.md, read 2026-11). Without
+# them a pending task pod that requests EFA devices or scratch space above the root volume
+# never makes the group grow from zero.
+EFA_TEMPLATE_TAG = f"{TEMPLATE}/resources/{efa.EFA_RESOURCE}"
+EPHEMERAL_STORAGE_TEMPLATE_TAG = f"{TEMPLATE}/resources/ephemeral-storage"
 
 
 def node_template_tags(pool: EksNodePool) -> dict[str, str]:
@@ -187,6 +208,12 @@ def node_template_tags(pool: EksNodePool) -> dict[str, str]:
     tags |= {f"{TEMPLATE}/taint/{t.key}": f"{t.value}:{t.effect}" for t in pool.all_taints}
     if pool.gpu:
         tags[f"{TEMPLATE}/resources/nvidia.com/gpu"] = str(pool.gpu.count)
+    if pool.fabric == "efa":
+        tags[EFA_TEMPLATE_TAG] = str(eks_instances.efa_interfaces(pool.machine_type))
+    if pool.local_nvme and eks_instances.instance_store_gb(pool.machine_type):
+        # The RAID0 of the instance store holds /var/lib/kubelet (launch_templates), so the
+        # node's ephemeral storage is its size (EC2's TotalSizeInGB, decimal gigabytes).
+        tags[EPHEMERAL_STORAGE_TEMPLATE_TAG] = f"{eks_instances.instance_store_gb(pool.machine_type)}G"
     return tags
 
 
@@ -199,7 +226,11 @@ def tag_name(pool: EksNodePool, kind: str, key: str) -> str:
 
 # Template tags the stack added before they were named by key (the accelerator label's tag is
 # newer): their old positional names are kept as aliases.
-_NEWER_TEMPLATE_TAGS = (f"{TEMPLATE}/label/{ACCELERATOR_LABEL}",)
+_NEWER_TEMPLATE_TAGS = (
+    f"{TEMPLATE}/label/{ACCELERATOR_LABEL}",
+    EFA_TEMPLATE_TAG,
+    EPHEMERAL_STORAGE_TEMPLATE_TAG,
+)
 
 
 def positional_names(pool: EksNodePool) -> dict[str, str]:
@@ -219,6 +250,39 @@ def instance_tags(args: EksClusterArgs) -> dict[str, str]:
     return dict(args.cluster.tags)
 
 
+def launch_template(
+    args: EksClusterArgs,
+    pool: EksNodePool,
+    cluster: aws.eks.Cluster,
+    fabric: efa.EfaNetwork | None,
+    opts: pulumi.ResourceOptions,
+) -> aws.ec2.LaunchTemplate | None:
+    """The pool's launch template (launch_templates.py), or None when it needs none. The group
+    follows its `latest_version`: EKS recycles the nodes when a group moves to another version
+    of its template ("When you update your node group to a different version of your launch
+    template, all nodes in the group are recycled": launch-templates.adoc, read 2026-11), which
+    should be an update of the group, not a replacement (UpdateNodegroupVersion takes a
+    launchTemplate); that the provider does not mark launchTemplate.version ForceNew was not
+    read from its source here."""
+    if not launch_templates.needs_launch_template(pool):
+        return None
+    extra: dict[str, Any] = {}
+    depends: list[pulumi.Resource] = []
+    if pool.fabric == "efa":
+        assert fabric is not None, "EFA pools need the EFA network (efa.network)"
+        extra = {
+            "cluster_security_group": cluster.vpc_config.cluster_security_group_id,
+            "efa_security_group": fabric.security_group.id,
+            "placement_group": fabric.placement_groups[pool.name].name,
+        }
+        depends = fabric.resources
+    return aws.ec2.LaunchTemplate(
+        pool.name,
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=depends)),
+        **launch_templates.launch_template_args(pool, dict(args.cluster.tags), **extra),
+    )
+
+
 def node_group(
     args: EksClusterArgs,
     pool: EksNodePool,
@@ -227,9 +291,15 @@ def node_group(
     subnet_ids: pulumi.Input[list[str]],
     opts: pulumi.ResourceOptions,
     after: list[pulumi.Resource],
+    fabric: efa.EfaNetwork | None = None,
 ) -> aws.eks.NodeGroup:
-    """The managed node group of `pool` (once `after` exists) and the tags on its Auto
-    Scaling group: node-template tags and the cluster's tags."""
+    """The managed node group of `pool` (once `after` exists), its launch template when the
+    pool needs one (`fabric`: the EFA security group and placement groups, for EFA pools), and
+    the tags on its Auto Scaling group: node-template tags and the cluster's tags."""
+    template = launch_template(args, pool, cluster, fabric, opts)
+    reference = (
+        None if template is None else {"id": template.id, "version": template.latest_version.apply(str)}
+    )
     group = aws.eks.NodeGroup(
         pool.name,
         opts=pulumi.ResourceOptions.merge(
@@ -241,11 +311,13 @@ def node_group(
                 delete_before_replace=True,
                 # The autoscaler owns the size after creation (DESIRED_SIZE). Subnets are set at
                 # creation (a change replaces the group): groups made before they followed the
-                # type's zones keep theirs.
-                ignore_changes=[DESIRED_SIZE, "subnetIds"],
+                # type's zones keep theirs. Not an EFA group's: a group that becomes one is
+                # replaced (its launch template) and Pulumi would keep the old subnets for the
+                # replacement too, in several zones where its placement group is in one.
+                ignore_changes=[DESIRED_SIZE] + ([] if pool.fabric == "efa" else ["subnetIds"]),
             ),
         ),
-        **node_group_args(args, pool, cluster.name, node_role_arn, subnet_ids, cluster.version),
+        **node_group_args(args, pool, cluster.name, node_role_arn, subnet_ids, cluster.version, reference),
     )
     asg = group.resources.apply(lambda resources: resources[0].autoscaling_groups[0].name)
     # Named by key; the names they had by position stay as aliases.
