@@ -158,10 +158,27 @@ RELOADER_RELEASE = "reloader"
 MONITORING_SUFFIX = "monitoring"
 # The Jobs that keep Prometheus' token for the master fresh (observability/master_metrics.py).
 METRICS_TOKEN_COMPONENT = "metrics-token"
+# The tag key the EKS EFA security group carries (its value: the cluster's name): Karpenter's
+# node classes select the group by it, and the policy pack's efa-security-group-self-only finds
+# it by it (policies/exposure.py).
+EFA_SECURITY_GROUP_TAG = "determined.ai/efa"
+# The DaemonSets that pull task images onto node pools (determined/image_pre_pull.py).
+IMAGE_PRE_PULL_COMPONENT = "image-pre-pull"
+
 # GKE's NVIDIA driver installer DaemonSet (addons/gke_driver_installer.py).
 GKE_DRIVER_INSTALLER_NAMESPACE = "kube-system"
 GKE_DRIVER_INSTALLER_NAME = "nvidia-driver-installer"
+# Google's node agents for the GPU fabrics (components/cluster/gke/fabric.py NODE_AGENTS), in
+# the same namespace: upstream DaemonSets the project pins, not workloads it writes.
+GKE_FABRIC_NODE_AGENTS = ("nccl-tcpxo-installer", "device-injector", "nccl-rdma-installer")
 # Annotations of the Envoy proxy's Service that make its load balancer internal: GKE's
 # passthrough Network Load Balancer, and the in-tree AWS cloud provider's legacy one.
 GKE_LB_TYPE = "networking.gke.io/load-balancer-type"
 AWS_LB_INTERNAL = "service.beta.kubernetes.io/aws-load-balancer-internal"
+
+# The TCPXO receive-datapath daemon the task pods of a `fabric: tcpxo` pool run as a native
+# sidecar (components/determined/fabric.py, with sources), pinned with the installer it is
+# coupled to; it needs NET_ADMIN, which the policy pack allows this container alone.
+TCPXO_DAEMON = "tcpxo-daemon"
+TCPXO_DAEMON_IMAGE = "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev:v1.0.21"
+TCPXO_DAEMON_CAPABILITIES = ("NET_ADMIN", "NET_BIND_SERVICE")

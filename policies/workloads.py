@@ -44,6 +44,10 @@ def images_pinned(context: Context, resource: Any, report: Report) -> None:
 # (type, namespace, name)
 UPSTREAM_NODE_AGENTS = {
     (facts.DAEMON_SET, constants.GKE_DRIVER_INSTALLER_NAMESPACE, constants.GKE_DRIVER_INSTALLER_NAME),
+    *(
+        (facts.DAEMON_SET, constants.GKE_DRIVER_INSTALLER_NAMESPACE, name)
+        for name in constants.GKE_FABRIC_NODE_AGENTS
+    ),
 }
 
 
@@ -264,6 +268,21 @@ HOST_NAMESPACES = ("hostNetwork", "hostPID", "hostIPC")
 POWERFUL_CAPABILITIES = {"SYS_ADMIN", "NET_ADMIN", "ALL"}
 
 
+def _tcpxo_daemon(container: Mapping[str, Any]) -> bool:
+    """The project's TCPXO sidecar as the project writes it (its name, pinned image and
+    capabilities): Google's receive-datapath daemon programs the GPU NICs' flow steering,
+    which needs NET_ADMIN (container-engine-accelerators@992db81 gpudirect-tcpxo/
+    nccl-test-latest.yaml)."""
+    security = facts.mapping(container.get("securityContext"))
+    added = tuple(str(c) for c in facts.items(facts.get(security, "capabilities", "add")))
+    return (
+        container.get("name") == constants.TCPXO_DAEMON
+        and container.get("image") == constants.TCPXO_DAEMON_IMAGE
+        and added == constants.TCPXO_DAEMON_CAPABILITIES
+        and security.get("privileged") is not True
+    )
+
+
 def privilege_findings(spec: Mapping[str, Any] | None) -> Iterator[str]:
     spec = facts.mapping(spec)
     for field in HOST_NAMESPACES:
@@ -274,6 +293,8 @@ def privilege_findings(spec: Mapping[str, Any] | None) -> Iterator[str]:
         security = facts.mapping(container.get("securityContext"))
         if security.get("privileged") is True:
             yield f"container {name!r} is privileged"
+        if _tcpxo_daemon(container):
+            continue
         added = [str(c) for c in facts.items(facts.get(security, "capabilities", "add"))]
         powerful = [c for c in added if c.upper().removeprefix("CAP_") in POWERFUL_CAPABILITIES]
         if powerful:
@@ -362,7 +383,8 @@ RULES: list[Rule] = [
         description="The project's workloads and every task pod spec of master.yaml run unprivileged: no "
         "privileged containers, no hostNetwork/hostPID/hostIPC, no added SYS_ADMIN, NET_ADMIN or ALL "
         "capabilities, and task_container_defaults (top and per pool) network_mode is not host. "
-        "hostPath volumes are not judged here.",
+        "hostPath volumes are not judged here, nor the NET_ADMIN of the TCPXO daemon the project pins "
+        "for fabric tcpxo pools.",
         remediation="remove the privilege from determined:resourcePools[].podSpec or "
         "determined:taskContainerDefaults.*PodSpec, and set determined:taskContainerDefaults.networkMode "
         "to bridge",

@@ -12,6 +12,7 @@ from components.config import capacity_rules, gke_gpu_sharing, gke_gpu_zones, gk
 from components.config.database import InClusterDatabase, ManagedDatabase, cloud_sql_tier_problem
 from components.config.errors import Add
 from components.config.node_pools import ARM_TAINT, GkeNodePool
+from components.config.shared_filesystem_cloud import gke_filesystem_problems
 from components.config.syntax import quantity_value, shown
 
 if TYPE_CHECKING:
@@ -390,6 +391,119 @@ def _version_problems(cfg: GkeStack, add: Add) -> None:
     add("cluster.kubernetesVersion", f"{version}: {why}; choose one of {offered}")
 
 
+def image_streaming(pool: GkeNodePool) -> bool:
+    """Whether the pool's nodes stream images (node_config.gcfs_config): `fastImagePulls`, by
+    default on for GPU pools on COS_CONTAINERD, the only image GKE streams on ("When enabling
+    this feature you must specify image_type = "COS_CONTAINERD"": hashicorp/
+    terraform-provider-google@e03b762 website/docs/r/container_cluster.html.markdown:1156-1160)."""
+    if pool.fast_image_pulls is not None:
+        return pool.fast_image_pulls
+    return pool.gpu is not None and pool.image_type == "COS_CONTAINERD"
+
+
+def _fast_pull_problems(i: int, pool: GkeNodePool, add: Add) -> None:
+    if pool.fast_image_pulls and pool.image_type != "COS_CONTAINERD":
+        add(
+            f"nodePools[{i}].fastImagePulls",
+            f"image streaming runs on COS_CONTAINERD nodes only (imageType is {pool.image_type}); "
+            "set false or use COS_CONTAINERD",
+        )
+
+
+def _local_ssd_problems(i: int, pool: GkeNodePool, add: Add) -> None:
+    nvme = pool.local_nvme
+    if nvme is None:
+        return
+    at = f"nodePools[{i}].localNvme.count"
+    for machine_type in pool.machine_types:
+        bundled = gke_machines.bundled_local_ssds(machine_type)
+        own = gke_machines.BUNDLED_SSD_COUNTS.get(machine_type)
+        if nvme.count == 0 and not bundled:
+            add(
+                at,
+                f"required for {machine_type}: only machine types that come with local SSDs (the A2 Ultra, "
+                "A3, A4, A4X, Z3 series and -lssd types) take 0 for their own; give the number of local "
+                "SSDs to attach",
+            )
+        elif nvme.count and own is not None and nvme.count != own:
+            add(at, f"{machine_type} comes with {own} local SSDs: leave count out (0) or set {own}")
+
+
+def _fabric_machines() -> str:
+    return "; ".join(f"{f} on {_choices(m)}" for f, m in gke_machines.FABRIC_MACHINES.items())
+
+
+def _fabric_problems(i: int, pool: GkeNodePool, cfg: GkeStack, add: Add) -> None:
+    fabric = pool.fabric
+    if fabric is None:
+        return
+    at = f"nodePools[{i}]"
+    for machine_type in pool.machine_types:
+        if machine_type not in gke_machines.FABRIC_MACHINES[fabric]:
+            add(f"{at}.fabric", f"{machine_type} has no {fabric}; GPU fabrics on GKE: {_fabric_machines()}")
+    if cfg.gpu_operator.enabled:
+        add(
+            f"{at}.fabric",
+            "needs GKE-managed GPU drivers: the NCCL plugin installer writes into GKE's driver directory "
+            "(/home/kubernetes/bin/nvidia); set gpuOperator.enabled false",
+        )
+    if pool.image_type != "COS_CONTAINERD":
+        # gVNIC: "GKE nodes must use a Container-Optimized OS node image" (https://cloud.google.com/
+        # kubernetes-engine/docs/how-to/using-gvnic, read 2026-11); multi-network needs COS m101+.
+        add(
+            f"{at}.imageType",
+            f"fabric {fabric} runs on COS_CONTAINERD nodes (gVNIC and multi-networking need it)",
+        )
+    if fabric_zone(cfg, pool) is None:
+        offered = _offered(pool, cfg.cluster.region) if _gpu_fits(pool) else None
+        where = f"; zones of {cfg.cluster.region} that offer it: {_choices(offered)}" if offered else ""
+        add(
+            f"{at}.zones",
+            f"fabric {fabric} places the pool compactly in one zone: name exactly one (zones: [<zone>])"
+            + where,
+        )
+
+
+def fabric_zone(cfg: GkeStack, pool: GkeNodePool) -> str | None:
+    """The one zone of a fabric pool (None: it has no single zone, which the rules refuse). Its
+    pool_zones, not a reservation's zone: every node pool of the pool (a spot fallback too) is
+    placed there; a reservation must be in the pool's zones (_reservation_zone_problems)."""
+    zones = pool_zones(cfg, pool)
+    return zones[0] if zones and len(zones) == 1 else None
+
+
+def _fabric_stack_problems(cfg: GkeStack, add: Add) -> None:
+    fabric_pools = [(i, p) for i, p in enumerate(cfg.node_pools) if p.fabric]
+    if not fabric_pools:
+        return
+    # The RoCE VPC is zonal: "All instances that have network interfaces in the VPC network must be
+    # created in the zone that matches the zone of the RDMA network profile"
+    # (https://cloud.google.com/vpc/docs/rdma-network-profiles, read 2026-11); the stack makes one.
+    rdma = [(i, fabric_zone(cfg, p)) for i, p in fabric_pools if p.fabric == "rdma"]
+    first = rdma[0][1] if rdma else None
+    for i, zone in rdma[1:]:
+        if first and zone and zone != first:
+            add(
+                f"nodePools[{i}].zones",
+                f"every rdma pool is in {first}: the cluster's one RoCE network is bound to one zone",
+            )
+    net = cfg.cluster.network
+    if net.existing:
+        return
+    fabric_range = ipaddress.ip_network(gke_machines.FABRIC_RANGE)
+    for key, cidr in (
+        ("nodesCidr", net.nodes_cidr),
+        ("podsCidr", net.pods_cidr),
+        ("servicesCidr", net.services_cidr),
+    ):
+        if ipaddress.ip_network(cidr).overlaps(fabric_range):
+            add(
+                f"cluster.network.{key}",
+                f"overlaps {fabric_range}, where the fabric networks of nodePools[{fabric_pools[0][0]}] "
+                "take their ranges (the nodes route both)",
+            )
+
+
 def gke_problems(cfg: GkeStack, add: Add) -> None:
     _zone_problems(cfg, add)
     _version_problems(cfg, add)
@@ -409,7 +523,12 @@ def gke_problems(cfg: GkeStack, add: Add) -> None:
         _reservation_zone_problems(i, pool, cfg, add)
         _disk_problems(i, pool, add)
         _taint_problems(i, pool, add)
+        _fast_pull_problems(i, pool, add)
+        _local_ssd_problems(i, pool, add)
+        _fabric_problems(i, pool, cfg, add)
     _operator_image_types(cfg, add)
     capacity_rules.gke_capacity_problems(cfg, add)
     capacity_rules.bounded_fallback_problems(cfg, add)
     _network_problems(cfg, add)
+    _fabric_stack_problems(cfg, add)
+    gke_filesystem_problems(cfg, add)

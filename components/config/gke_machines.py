@@ -236,3 +236,128 @@ def n1_shape(machine_type: str) -> tuple[int, float] | None:
     if parts[1] in N1_GB_PER_VCPU and len(parts) == 3:
         return vcpus, vcpus * N1_GB_PER_VCPU[parts[1]]
     return None
+
+
+# --- GPU fabrics (nodePools[].fabric) ------------------------------------------------------------
+
+# The machine types each fabric runs on: GPUDirect-TCPXO on A3 Mega, GPUDirect RDMA (RoCE,
+# ConnectX-7) on A3 Ultra and A4. Sources: GKE "Maximize GPU network bandwidth in Standard mode
+# clusters", https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-bandwidth-gpudirect-tcpx
+# (read 2026-11); the installers' node affinity at GoogleCloudPlatform/container-engine-
+# accelerators@992db81 gpudirect-tcpxo/nccl-tcpxo-installer.yaml (nvidia-h100-mega-80gb) and
+# gpudirect-rdma/nccl-rdma-installer.yaml (nvidia-h200-141gb, nvidia-b200).
+FABRIC_MACHINES: dict[str, tuple[str, ...]] = {
+    "tcpxo": ("a3-megagpu-8g",),
+    "rdma": ("a3-ultragpu-8g", "a4-highgpu-8g"),
+}
+
+# MTU of the fabric VPCs: "A3 Ultra and A4: MTU 8896; A3 Mega: 8244" (https://cloud.google.com/
+# vertex-ai/docs/training/managed-training/networking, read 2026-11; cluster-toolkit@1047080
+# examples/gke-a3-megagpu `mtu: 8244`).
+FABRIC_MTU = {"tcpxo": 8244, "rdma": 8896}
+
+
+@dataclass(frozen=True)
+class NodeNetwork:
+    """One additional node network of a fabric pool, in the order the node pool lists them
+    (network_config.additional_node_network_configs; the nodes' eth1, eth2, ...)."""
+
+    name: str  # the GKENetworkParamSet and Network objects' name (cluster-scoped)
+    vpc: str  # purpose of its VPC in the stack's cloud names (components.names)
+    subnet: str  # purpose of its subnetwork
+    cidr: str  # the subnetwork's range
+    device_mode: str  # GKENetworkParamSet spec.deviceMode: NetDevice or RDMA
+    pod: bool  # attached to task pods (networking.gke.io/interfaces)
+
+
+def _tcpxo_networks() -> tuple[NodeNetwork, ...]:
+    # A3 Mega: eight gVNIC VPCs with one subnet each, a /20 of 192.168.0.0/16 per VPC
+    # (cluster-toolkit@1047080 modules/network/multivpc: global_ip_address_range 192.168.0.0/16,
+    # subnetwork_cidr_suffix 20). Named vpc1..vpc8 as Google's A3 Mega example and test pods
+    # (container-engine-accelerators@992db81 gpudirect-tcpxo/nccl-test-latest.yaml annotations).
+    # No gVNIC network beyond these: it would take a GPU NIC's PCI slot and leave 7 of 8 GPUs
+    # with TCPXO (https://docs.nvidia.com/aicr/integrator-guide/gke-tcpxo-networking, read 2026-11).
+    return tuple(
+        NodeNetwork(f"vpc{i}", f"tcpxo-{i}", f"tcpxo-{i}", f"192.168.{16 * (i - 1)}.0/20", "NetDevice", True)
+        for i in range(1, 9)
+    )
+
+
+def _rdma_networks() -> tuple[NodeNetwork, ...]:
+    # A3 Ultra / A4: the second Titanium gVNIC in its own VPC, then one RoCE VPC with eight
+    # subnets, one per ConnectX-7 NIC; ranges and names as cluster-toolkit@1047080
+    # examples/gke-a3-ultragpu/gke-a3-ultragpu.yaml (gVNIC 192.168.64.0/18; RoCE 192.168.128.0/18
+    # in 8) and modules/scheduler/gke-cluster (Networks gvnic-<i> from 1, rdma-<i> from 0). Pods
+    # attach the eight RDMA networks only (container-engine-accelerators@992db81
+    # gpudirect-rdma/nccl-test.yaml).
+    gvnic = NodeNetwork("gvnic-1", "rdma-gvnic", "rdma-gvnic", "192.168.64.0/18", "NetDevice", False)
+    roce = tuple(
+        NodeNetwork(f"rdma-{i}", "rdma-roce", f"rdma-roce-{i}", f"192.168.{128 + 8 * i}.0/21", "RDMA", True)
+        for i in range(8)
+    )
+    return (gvnic, *roce)
+
+
+def fabric_node_networks(fabric: str) -> tuple[NodeNetwork, ...]:
+    """The additional node networks of a `fabric` pool, in the node pool's order."""
+    if fabric == "tcpxo":
+        return _tcpxo_networks()
+    if fabric == "rdma":
+        return _rdma_networks()
+    raise ValueError(f"no GKE fabric {fabric!r}; GKE has {', '.join(FABRIC_MACHINES)}")
+
+
+# What every fabric network range lies in: the cluster's own ranges must stay out of it.
+FABRIC_RANGE = "192.168.0.0/16"
+
+
+def fabric_networks(machine_type: str, fabric: str) -> list[str]:
+    """The Network objects a task pod on a `fabric` pool of `machine_type` lists in its
+    `networking.gke.io/interfaces` annotation, in order (after eth0 on `default`): TCPXO the
+    eight NIC networks vpc1..vpc8 (the pod's eth1..eth8), RDMA the eight RoCE networks
+    rdma-0..rdma-7 (Google's samples name them eth2..eth9 in the pod, after the node's second
+    gVNIC, which pods do not attach). The names of the objects components/cluster/gke/fabric.py
+    creates."""
+    if machine_type not in FABRIC_MACHINES.get(fabric, ()):
+        raise ValueError(f"{machine_type} has no {fabric} fabric")
+    return [n.name for n in fabric_node_networks(fabric) if n.pod]
+
+
+# --- Local SSDs (nodePools[].localNvme) ----------------------------------------------------------
+
+# Series whose every machine type comes with local SSDs: GKE's ephemeral storage config then
+# takes count 0 as "the machine's own number". Sources (read 2026-11): Compute Engine "Add Local
+# SSD", https://docs.cloud.google.com/compute/docs/disks/add-local-ssd: "Z4D, Z4M, Z3, A5X, A4X
+# Max, A4X, A4, A3, and A2 Ultra machine series: every machine type comes with Local SSD
+# storage" (C3, C3D, C4* and H4D: their `-lssd` types only); the API's
+# EphemeralStorageLocalSsdConfig.local_ssd_count: "For Gen3 machines which dictate a specific
+# number of local ssds, zero (or unset) means to use the default number of local ssds that goes
+# with that machine type" (https://cloud.google.com/ruby/docs/reference/google-cloud-container-v1/
+# 0.32.0/Google-Cloud-Container-V1-EphemeralStorageLocalSsdConfig).
+BUNDLED_SSD_SERIES = ("z4d", "z4m", "z3", "a5x", "a4x", "a4", "a3", "a2-ultragpu")
+
+# The local SSDs (375 GiB each) of machine types known to carry them, as GKE's ephemeral storage
+# count: cluster-toolkit@1047080 modules/compute/gke-node-pool/disk_definitions.tf:24-29 (A3,
+# A4) and dstackai/gpuhunt@3584151 src/gpuhunt/providers/gcp.py:65-93 (A2 Ultra).
+BUNDLED_SSD_COUNTS = {
+    "a3-highgpu-8g": 16,
+    "a3-megagpu-8g": 16,
+    "a3-ultragpu-8g": 32,
+    "a4-highgpu-8g": 32,
+    "a2-ultragpu-1g": 1,
+    "a2-ultragpu-2g": 2,
+    "a2-ultragpu-4g": 4,
+    "a2-ultragpu-8g": 8,
+}
+
+
+def bundled_local_ssds(machine_type: str) -> bool:
+    """Whether `machine_type` comes with its own local SSDs (BUNDLED_SSD_SERIES, `-lssd`
+    types), so that GKE takes count 0 as all of them. `-nolssd` types (a3-ultragpu-8g-nolssd)
+    have none."""
+    if machine_type.endswith("-nolssd"):
+        return False
+    if machine_type.endswith("-lssd"):
+        return True
+    name = series(machine_type)
+    return name in BUNDLED_SSD_SERIES or family(machine_type) in BUNDLED_SSD_SERIES

@@ -258,7 +258,9 @@ class CloudNodePool(NodePool):
     )
     fast_image_pulls: Flag | None = Field(
         None,
-        description="gke: image streaming (Artifact Registry images start before they are fully pulled); "
+        description="gke: image streaming (Artifact Registry images start before they are fully pulled; "
+        "COS_CONTAINERD nodes only; changed in place), which needs the Container File System API "
+        "(containerfilesystem.googleapis.com) enabled in the project: the stack enables no APIs; "
         "eks: containerd's parallel pull and unpack (SOCI FastImagePull). Default: on for GKE GPU pools on "
         "COS, off on eks.",
     )
@@ -336,8 +338,14 @@ class GkeLocalNvme(LocalNvme):
     count: whole_number(0, 32) = Field(
         0,
         description="gke: local SSDs per node; 0 (default) takes the number the machine type comes with "
-        "(A2 Ultra, A3, A4 and other bundled series), and is refused on machines where it must be given.",
+        "(A2 Ultra, A3, A4 and other bundled series), and is refused on machines where it must be given. "
+        "Setting or changing local SSDs replaces the node pool (its nodes and running tasks).",
     )
+
+
+class EksLocalNvme(LocalNvme):
+    """eks: the instance store in RAID0 (nodeadm's localStorage strategy, Karpenter's
+    instanceStorePolicy); the instance type decides how many disks."""
 
 
 class GpuSharing(ConfigModel):
@@ -420,7 +428,8 @@ class GkeNodePool(CloudNodePool):
         None,
         description="The GPU fabric for multi-node training: `tcpxo` (GPUDirect-TCPXO, a3-megagpu-8g) or "
         "`rdma` (GPUDirect RDMA, a3-ultragpu-8g, a4-highgpu-8g); extra VPC networks, multi-networking, "
-        "compact placement in one zone, the NCCL plugin and what task pods need. Default: none.",
+        "compact placement in one zone (name it in `zones`), the NCCL plugin and what task pods need; "
+        "COS_CONTAINERD, GKE-managed drivers. Setting or changing it replaces the node pool. Default: none.",
     )
     # Default: GPU pools, the zones that offer their GPU (components/config/gke_gpu_zones.py).
     zones: list[GcpZone] | None = Field(
@@ -493,8 +502,14 @@ class EksNodePool(CloudNodePool):
     fabric: Literal["efa"] | None = Field(
         None,
         description="The GPU fabric for multi-node training: `efa` (Elastic Fabric Adapter on p4d, p4de, "
-        "p5, p5e, p5en, p6-b200, p6-b300): EFA interfaces, a cluster placement group in one zone, the EFA "
-        "device plugin and what task pods need. Default: none.",
+        "p5, p5e, p5en, p6-b200): EFA interfaces, a cluster placement group in one zone, the EFA device "
+        "plugin and what task pods need. Default: none.",
+    )
+    local_nvme: EksLocalNvme | None = Field(
+        None,
+        description="The instance store's NVMe disks in RAID0 as the nodes' ephemeral storage and a "
+        "scratch volume in task pods, `{mountPath, size}`; on instance types with an instance store. "
+        "Default: none (the root volume).",
     )
     # EC2's instance type offerings are read when the group is created.
     zones: list[AwsZone] | None = Field(

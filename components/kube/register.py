@@ -68,6 +68,9 @@ _CUSTOM_KINDS = {
     ("karpenter.k8s.aws/v1", "EC2NodeClass"),
     # GKE's own CRD (components/cluster/gke/compute_classes.py).
     ("cloud.google.com/v1", "ComputeClass"),
+    # GKE's multi-networking CRDs (components/cluster/gke/fabric.py).
+    ("networking.gke.io/v1", "GKENetworkParamSet"),
+    ("networking.gke.io/v1", "Network"),
 }
 
 

@@ -93,6 +93,51 @@ def _user_mirror(check: str) -> Skip:
 
 _DRIVER_INSTALLER = "Google's NVIDIA driver installer kept as upstream ships it (gke_driver_installer.py)"
 
+
+def _upstream_node_agent(who: str, passes: tuple[str, ...] = ()) -> tuple[Skip, ...]:
+    """The checks a node agent Google ships (a kube-system DaemonSet the project pins as
+    upstream writes it, privileged by nature: it loads kernel modules, installs libraries
+    into the node, injects devices) skips; `passes`: those it passes as upstream writes it."""
+    skips = (
+        Skip("CKV_K8S_16", f"{who}: privileged by nature"),
+        Skip("CKV_K8S_20", f"{who}: privileged containers, which escalate by nature"),
+        Skip("CKV_K8S_17", f"{who}: works in the node's PID namespace", when=_pod_field("hostPID")),
+        Skip("CKV_K8S_19", f"{who}: works in the node's network namespace", when=_pod_field("hostNetwork")),
+        Skip("CKV_K8S_22", f"{who}: writes into its own and the node's file system"),
+        Skip("CKV_K8S_23", f"{who}: runs as root on the node"),
+        Skip("CKV_K8S_40", f"{who}: runs as root on the node"),
+        Skip("CKV_K8S_28", f"{who}: privileged, it has every capability"),
+        Skip("CKV_K8S_37", f"{who}: privileged, it has every capability"),
+        Skip("CKV_K8S_29", f"{who}: upstream sets no pod security context"),
+        Skip("CKV_K8S_30", f"{who}: upstream sets no security context on some containers"),
+        Skip("CKV_K8S_31", f"{who}: privileged containers run without seccomp anyway"),
+        Skip("CKV_K8S_8", f"{who}: upstream defines no probe"),
+        Skip("CKV_K8S_9", f"{who}: upstream defines no probe"),
+        Skip("CKV_K8S_10", f"{who}: upstream requests CPU for some containers only"),
+        Skip("CKV_K8S_11", f"{who}: upstream sets no limits"),
+        Skip("CKV_K8S_12", f"{who}: upstream requests no memory"),
+        Skip("CKV_K8S_13", f"{who}: upstream sets no limits"),
+        Skip("CKV_K8S_15", f"{who}: upstream's pull policy", when=image_without_digest),
+        Skip("CKV_K8S_43", f"{who}: upstream's image tag", when=image_without_digest),
+        Skip("CKV_K8S_38", f"{who}: upstream's pod spec, unchanged"),
+        Skip(
+            "CKV2_K8S_6",
+            "a kube-system node agent; the project's NetworkPolicies fence Determined's namespaces",
+        ),
+    )
+    return tuple(skip for skip in skips if skip.check not in passes)
+
+
+# What each fabric agent passes as upstream writes it (container-engine-accelerators@992db81):
+# the injector pins its image by digest, requests CPU and sets a container security context;
+# all three share the node's network (CKV2_K8S_6 judges only pods that have their own).
+_FABRIC_AGENT_PASSES = {
+    "device-injector": ("CKV_K8S_10", "CKV_K8S_15", "CKV_K8S_30", "CKV_K8S_43", "CKV2_K8S_6"),
+    "nccl-tcpxo-installer": ("CKV2_K8S_6",),
+    "nccl-rdma-installer": ("CKV2_K8S_6",),
+}
+
+
 # (kind, name) -> the checks that object skips. The name is the object's metadata.name or its
 # component (label app.kubernetes.io/name: objects named per version or run, like Jobs).
 _WRITES_TOKEN_SECRET = Skip(
@@ -176,45 +221,29 @@ SKIPS: dict[tuple[str, str], tuple[Skip, ...]] = {
     # master_metrics.py), by component: the Job's name carries a hash.
     ("Job", constants.METRICS_TOKEN_COMPONENT): (_WRITES_TOKEN_SECRET,),
     ("CronJob", constants.METRICS_TOKEN_COMPONENT): (_WRITES_TOKEN_SECRET,),
-    ("DaemonSet", "nvidia-driver-installer"): (
-        Skip("CKV_K8S_16", f"{_DRIVER_INSTALLER}: loads kernel modules, privileged by nature"),
-        Skip("CKV_K8S_20", f"{_DRIVER_INSTALLER}: privileged containers, which escalate by nature"),
+    # The pre-pull DaemonSets (components/determined/image_pre_pull.py), by component: one per pool.
+    ("DaemonSet", constants.IMAGE_PRE_PULL_COMPONENT): (
         Skip(
-            "CKV_K8S_17",
-            f"{_DRIVER_INSTALLER}: the COS installer works in the node's PID namespace",
-            when=_pod_field("hostPID"),
+            "CKV_K8S_43",
+            "pulls the images tasks run: Determined's default tags or taskContainerDefaults.images",
+            when=image_without_digest,
         ),
         Skip(
-            "CKV_K8S_19",
-            f"{_DRIVER_INSTALLER}: the COS installer works in the node's network namespace",
-            when=_pod_field("hostNetwork"),
+            "CKV_K8S_15",
+            "IfNotPresent as the task pods pull: a cached image is what the pod is for",
+            when=image_without_digest,
         ),
-        Skip("CKV_K8S_22", f"{_DRIVER_INSTALLER}: writes the driver into its own and the node's file system"),
-        Skip("CKV_K8S_23", f"{_DRIVER_INSTALLER}: installs kernel modules as root"),
-        Skip("CKV_K8S_40", f"{_DRIVER_INSTALLER}: installs kernel modules as root"),
-        Skip("CKV_K8S_28", f"{_DRIVER_INSTALLER}: privileged, it has every capability"),
-        Skip("CKV_K8S_37", f"{_DRIVER_INSTALLER}: privileged, it has every capability"),
-        Skip("CKV_K8S_29", f"{_DRIVER_INSTALLER}: upstream sets no pod security context"),
-        Skip("CKV_K8S_30", f"{_DRIVER_INSTALLER}: upstream sets no security context on the pause container"),
-        Skip("CKV_K8S_31", f"{_DRIVER_INSTALLER}: privileged containers run without seccomp anyway"),
-        Skip(
-            "CKV_K8S_8", f"{_DRIVER_INSTALLER}: init containers do the work; the pause container has no probe"
-        ),
-        Skip(
-            "CKV_K8S_9", f"{_DRIVER_INSTALLER}: init containers do the work; the pause container has no probe"
-        ),
-        Skip("CKV_K8S_10", f"{_DRIVER_INSTALLER}: upstream requests CPU for the installers only"),
-        Skip("CKV_K8S_11", f"{_DRIVER_INSTALLER}: upstream sets no limits"),
-        Skip("CKV_K8S_12", f"{_DRIVER_INSTALLER}: upstream requests CPU only"),
-        Skip("CKV_K8S_13", f"{_DRIVER_INSTALLER}: upstream sets no limits"),
-        Skip("CKV_K8S_15", f"{_DRIVER_INSTALLER}: the installer image is preloaded on the node by GKE"),
-        Skip("CKV_K8S_43", f"{_DRIVER_INSTALLER}: the installer image is preloaded on the node (tag :fixed)"),
-        Skip("CKV_K8S_38", f"{_DRIVER_INSTALLER}: upstream's pod spec, unchanged"),
-        Skip(
-            "CKV2_K8S_6",
-            "a kube-system node agent; the project's NetworkPolicies fence Determined's namespaces",
-        ),
+        Skip("CKV_K8S_8", "init containers do the work; the pause container has nothing to probe"),
+        Skip("CKV_K8S_9", "init containers do the work; the pause container serves nothing"),
+        Skip("CKV_K8S_11", CPU_LIMIT, when=no_cpu_limit),
     ),
+    ("DaemonSet", constants.GKE_DRIVER_INSTALLER_NAME): _upstream_node_agent(_DRIVER_INSTALLER),
+    **{
+        ("DaemonSet", name): _upstream_node_agent(
+            f"Google's {name} for the GPU fabric (cluster/gke/fabric.py)", _FABRIC_AGENT_PASSES[name]
+        )
+        for name in constants.GKE_FABRIC_NODE_AGENTS
+    },
 }
 
 

@@ -13,17 +13,20 @@ import stack_plans
 from stack_plans import containers, master_workload, workloads
 
 from components import versions
+from components.cluster.gke import fabric as gke_fabric
 
 # Volume sources that carry configuration (or credentials): never written by a container.
 CONFIG_SOURCES = ("secret", "configMap", "projected", "downwardAPI")
 # Pods that must be privileged, as their vendors ship them: (namespace, name) -> why.
 PRIVILEGED_BY_NATURE = {
     ("kube-system", "nvidia-driver-installer"): "Google's GPU driver installer loads kernel modules",
+    **{("kube-system", name): why for name, why in gke_fabric.NODE_AGENTS.items()},
 }
 # Pods whose root file system stays writable: (namespace, name) -> why. Every other container
 # writes only to volumes.
 WRITABLE_ROOT = {
     ("kube-system", "nvidia-driver-installer"): "Google's installer writes the driver where upstream puts it",
+    **{("kube-system", name): why for name, why in gke_fabric.NODE_AGENTS.items()},
 }
 PSA = "pod-security.kubernetes.io/"
 

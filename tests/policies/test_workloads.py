@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from components import constants
 from components.addons import gke_driver_installer
 from components.determined import workspaces
 from tests.policies.support import args, check, ctx, master_config, resource, rule
@@ -536,6 +537,25 @@ def test_no_privileged_pods_refuses_privileged_task_pod_specs():
         f"{where}: container 'setup' is privileged {key}",
         f"{where}: container 'sidecar' adds capabilities NET_ADMIN {key}",
     ]
+
+
+def test_no_privileged_pods_allows_only_the_pinned_tcpxo_daemon_its_net_admin():
+    daemon = {
+        "name": constants.TCPXO_DAEMON,
+        "image": constants.TCPXO_DAEMON_IMAGE,
+        "restartPolicy": "Always",
+        "securityContext": {"capabilities": {"add": list(constants.TCPXO_DAEMON_CAPABILITIES)}},
+    }
+    spec = {"containers": [{"name": "determined-container"}], "initContainers": [daemon]}
+    assert check("no-privileged-pods", args(SECRET, master_config(task_config(spec)))) == []
+    # Another image, another name or more capabilities under the daemon's name: refused.
+    for change in (
+        {"image": "busybox:1.37"},
+        {"name": "rxdm"},
+        {"securityContext": {"capabilities": {"add": ["NET_ADMIN", "SYS_ADMIN"]}}},
+    ):
+        spec = {"containers": [{"name": "determined-container"}], "initContainers": [{**daemon, **change}]}
+        assert check("no-privileged-pods", args(SECRET, master_config(task_config(spec)))), change
 
 
 def test_no_privileged_pods_refuses_host_networking_of_tasks_once():

@@ -27,7 +27,8 @@ from components.cluster import (
     publish,
 )
 from components.cluster.gke import cluster as gke_cluster
-from components.cluster.gke import compute_classes, database, dns, network, node_pools, storage
+from components.cluster.gke import compute_classes, database, dns, fabric, network, node_pools, storage
+from components.cluster.gke import shared_filesystems as gke_filesystems
 from components.cluster.gke.args import GkeClusterArgs
 from components.config import ConfigError, InClusterDatabase, ManagedDatabase, Problem
 from components.config.gke import volume_disk_type
@@ -75,7 +76,10 @@ class GkeCluster(pulumi.ComponentResource):
         data = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(retain_on_delete=keep))
         managed_db = isinstance(args.database, ManagedDatabase)
 
-        net = network.network(args, project, needs_sql=managed_db, keep_sql=keep, opts=child)
+        attached = any(fs.kind in ("filestore", "managedLustre") for fs in args.shared_filesystems)
+        net = network.network(
+            args, project, needs_sql=managed_db, keep_sql=keep, opts=child, keep_filesystems=keep and attached
+        )
         node_account = gcp.serviceaccount.Account(
             "nodes",
             opts=name_kept(child, node_pools.ACCOUNT, "accountId"),
@@ -116,6 +120,9 @@ class GkeCluster(pulumi.ComponentResource):
             for pool in args.node_pools
             if (obj := compute_classes.compute_class(pool)) is not None
         ]
+        fabric.node_agents(
+            args, self.pool_node_pools, pulumi.ResourceOptions(parent=self, provider=self.kubernetes)
+        )
 
         access = storage.BucketAccess()
         if args.checkpoint_storage is not None:
@@ -127,7 +134,13 @@ class GkeCluster(pulumi.ComponentResource):
         if managed_db:
             self.database = database.cloud_sql(args, net, self, data, keep)
         self.dns01_identity = dns.dns01_identity(args, project, self.cluster, child)
-        self.shared_filesystems: dict[str, SharedVolume] = {}
+        files = gke_filesystems.shared_filesystems(
+            args, project, net, self.cluster, access.identity, child, data
+        )
+        self.shared_filesystems: dict[str, SharedVolume] = files.volumes
+        if files.identity and not self.storage_identity:
+            # gcsFuse without a checkpoint bucket: task pods run as the account bound to it.
+            self.storage_identity = files.identity
 
         # The node pool the master runs on (the first untainted on-demand CPU pool by default):
         # Determined waits for it, not for GPU pools or the GPU operator.

@@ -11,6 +11,7 @@ from typing import Any
 import pulumi
 
 from components.cluster.gke.args import GkeClusterArgs
+from components.cluster.gke.filesystem_addons import addons_config
 from components.cluster.gke.monitoring import monitoring_config
 from components.cluster.gke.network import Network
 from components.cluster.gke.node_pools import NODE_SCOPES
@@ -54,6 +55,11 @@ def cluster_args(
         "datapath_provider": "ADVANCED_DATAPATH",
         "resource_labels": dict(cluster.tags),
     }
+    if any(pool.fabric for pool in args.node_pools):  # fabric pools' Device networks (gke/fabric.py)
+        result["enable_multi_networking"] = True
+    addons = addons_config(args)
+    if addons:
+        result["addons_config"] = addons
     monitoring = monitoring_config(args)
     if monitoring is not None:
         result["monitoring_config"] = monitoring

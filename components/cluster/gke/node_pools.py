@@ -15,12 +15,13 @@ from typing import Any
 import pulumi
 import pulumi_gcp as gcp
 
+from components.addons.provisioning import queued_provisioning
 from components.cluster import namer
-from components.cluster.gke import compute_classes, queued
+from components.cluster.gke import compute_classes, fabric, queued
 from components.cluster.gke.args import GkeClusterArgs
 from components.cluster.gke.compute_classes import SubPool
 from components.config import gke_machines
-from components.config.gke import pool_zones
+from components.config.gke import image_streaming, pool_zones
 from components.config.node_pools import ARM_TAINT, GkeNodePool
 
 NODE_ROLES = ("roles/container.defaultNodeServiceAccount", "roles/artifactregistry.reader")
@@ -164,6 +165,43 @@ def management(args: GkeClusterArgs, capacity_type: str = "onDemand") -> dict[st
     return {"auto_repair": repair, "auto_upgrade": True}
 
 
+def local_ssd_config(pool: GkeNodePool) -> dict[str, Any]:
+    """Local SSDs as the nodes' ephemeral storage (emptyDirs, images), RAID0 when several:
+    `ephemeral_storage_local_ssd_config` (pulumi-gcp 10.2.0 container/_inputs.py
+    NodePoolNodeConfigEphemeralStorageLocalSsdConfigArgs; count 0 = the machine's own SSDs on
+    series that come with them: components/config/gke_machines.py BUNDLED_SSD_SERIES). ForceNew
+    (terraform-provider-google@e03b762 node_config.go:454): adding or changing it replaces the
+    pool. Nothing on pools without localNvme."""
+    if pool.local_nvme is None:
+        return {}
+    return {"ephemeral_storage_local_ssd_config": {"local_ssd_count": pool.local_nvme.count}}
+
+
+def image_streaming_config(pool: GkeNodePool) -> dict[str, Any]:
+    """Image streaming (`gcfs_config`), updated in place (not ForceNew; a change calls
+    NodePools.update: terraform-provider-google@e03b762 node_config.go:241-258, :4300-4330). Sent
+    when on, and when fastImagePulls is false, to turn it off; pools that neither stream nor say
+    false keep their node_config as it was."""
+    if image_streaming(pool):
+        return {"gcfs_config": {"enabled": True}}
+    if pool.fast_image_pulls is False:
+        return {"gcfs_config": {"enabled": False}}
+    return {}
+
+
+def compact_placement(pool: GkeNodePool, sub: SubPool) -> bool:
+    """Fabric pools' nodes close together (placement_policy COMPACT, single zone), except where
+    GKE refuses it: queued provisioning, and flex-start on machines other than A3 Ultra and A4
+    (GoogleCloudPlatform/cluster-toolkit@1047080 modules/compute/gke-node-pool/main.tf
+    preconditions :383-460). ForceNew, like the additional node networks ("you cannot add or
+    remove node network or Pod network interfaces after creating a node pool":
+    https://cloud.google.com/kubernetes-engine/docs/how-to/setup-multinetwork-support-for-pods,
+    read 2026-11)."""
+    if not pool.fabric or queued_provisioning(pool):
+        return False
+    return not (sub.capacity_type == "flexStart" and pool.fabric == "tcpxo")
+
+
 def node_pool_args(
     args: GkeClusterArgs,
     pool: GkeNodePool,
@@ -198,6 +236,10 @@ def node_pool_args(
     }
     if pool.gpu:
         node_config["guest_accelerators"] = [_accelerator(pool, operator)]
+    node_config.update(local_ssd_config(pool))
+    node_config.update(image_streaming_config(pool))
+    if pool.fabric:
+        node_config["gvnic"] = {"enabled": True}
     zones = pool_zones(args, pool)
     reservation = pool.capacity.reservation if pool.capacity is not None else None
     if sub.capacity_type == "reservation" and reservation is not None and reservation.zone:
@@ -233,6 +275,12 @@ def node_pool_args(
     }
     if pool.gpu:
         result["upgrade_settings"] = dict(GPU_UPGRADE_SETTINGS)
+    if pool.fabric:
+        result["network_config"]["additional_node_network_configs"] = fabric.node_network_configs(
+            args, pool.fabric
+        )
+        if compact_placement(pool, sub):
+            result["placement_policy"] = {"type": "COMPACT"}
     # Queued provisioning (capacity.queued): GKE's settings for such pools over the rest.
     return queued.merged(result, queued.node_pool_settings(pool))
 
@@ -245,13 +293,16 @@ def pools(
     opts: pulumi.ResourceOptions,
 ) -> dict[str, list[gcp.container.NodePool]]:
     """The nodes' grants (NODE_ROLES for `account`) and the node pools: per configured pool (in
-    the Args' order) its GKE node pools (several for a pool with a ComputeClass)."""
+    the Args' order) its GKE node pools (several for a pool with a ComputeClass); before them
+    the networks of the pools' GPU fabrics (components/cluster/gke/fabric.py), which fabric
+    pools wait for."""
     grants = [
         gcp.projects.IAMMember(
             f"nodes-{role.rsplit('/', 1)[-1]}", project=project, role=role, member=account.member, opts=opts
         )
         for role in NODE_ROLES
     ]
+    fabric_networks = fabric.networks(args, project, opts)
     return {
         pool.name: [
             gcp.container.NodePool(
@@ -259,11 +310,12 @@ def pools(
                 opts=pulumi.ResourceOptions.merge(
                     opts,
                     pulumi.ResourceOptions(
-                        depends_on=grants,
+                        depends_on=grants + (fabric_networks if pool.fabric else []),
                         # The autoscaler owns the size; CPU pools keep their secure boot.
                         ignore_changes=ignored_changes(pool),
                         # The pool's name is fixed: a change that replaces it (GPUs, spot,
-                        # service account, scopes) must delete the old pool first. The machine
+                        # service account, scopes, local SSDs, a fabric's node networks and
+                        # placement) must delete the old pool first. The machine
                         # type, boot disk and image type are updated in place (not ForceNew:
                         # terraform-provider-google node_config.go at e03b762, read 2026-11-25).
                         delete_before_replace=True,
