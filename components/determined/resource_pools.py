@@ -13,6 +13,7 @@ import pulumi
 
 from components import constants, kube, versions
 from components.addons import kueue, provisioning
+from components.cluster import SharedVolume
 from components.config import NodePool, ResourcePoolConfig, SharedFsStorage, gke_gpu_sharing
 from components.determined import (
     ca_bundle,
@@ -107,14 +108,15 @@ def project_layer(cfg: DeterminedArgs) -> dict[str, Any]:
     return strategic_merge.merge_pods(*layers) if layers else {}
 
 
-def pool_layer(cfg: DeterminedArgs, rp: ResourcePoolConfig) -> dict[str, Any]:
+def pool_layer(cfg: DeterminedArgs, rp: ResourcePoolConfig, gpu: bool = True) -> dict[str, Any]:
     """What a pool's task pods get from the project for that pool, under the defaults and
     the pool's own podSpec: its shared filesystems, its node pool's local NVMe scratch
-    space and GPU fabric."""
+    space and, for GPU tasks (`gpu`: the gpu_pod_spec), its GPU fabric, whose devices and
+    networks one pod per node takes (components/determined/fabric.py)."""
     layers = [
         shared_filesystems.pool_layer(cfg, rp),
         local_nvme.pool_layer(cfg, rp),
-        fabric.pool_layer(cfg, rp),
+        fabric.pool_layer(cfg, rp) if gpu else {},
     ]
     layers = [layer for layer in layers if layer]
     return strategic_merge.merge_pods(*layers) if layers else {}
@@ -134,11 +136,10 @@ def pool_pod_specs(
     account = service_account(task_service_account)
     # `project`: project_layer(cfg), when the caller already built it (it is the same for every pool).
     project = project_layer(cfg) if project is None else project
-    own = pool_layer(cfg, rp)
-    cpu = task_pod(account, project, own, tcd.cpu_pod_spec, rp.pod_spec)
+    cpu = task_pod(account, project, pool_layer(cfg, rp, gpu=False), tcd.cpu_pod_spec, rp.pod_spec)
     if node_pool.gpu:
         cpu = strategic_merge.merge_pods(cpu, _HIDE_GPUS)
-    gpu = task_pod(account, project, own, tcd.gpu_pod_spec, rp.pod_spec)
+    gpu = task_pod(account, project, pool_layer(cfg, rp, gpu=True), tcd.gpu_pod_spec, rp.pod_spec)
     specs = {"cpu_pod_spec": pin(cpu, node_pool), "gpu_pod_spec": pin(gpu, node_pool)}
     if cfg.queued(rp):
         # Last, like the pinning: the pool's tasks always go through its queue.
@@ -318,8 +319,21 @@ def task_privileges(cfg: DeterminedArgs) -> list[str]:
     for i, rp in enumerate(cfg.resource_pools):
         for key, pod in pool_pod_specs(cfg, rp, None, project).items():
             specs[f"resourcePools[{i}].podSpec ({key})"] = pod
+    # What a node pool's GPU fabric puts in the pool's GPU pods is named by the fabric.
+    fabric_needs = {
+        f"resourcePools[{i}].podSpec (gpu_pod_spec)": (
+            fabric.privilege_reason(cfg, rp),
+            set(pod_security.baseline_problems(fabric.pool_layer(cfg, rp))),
+        )
+        for i, rp in enumerate(cfg.resource_pools)
+        if fabric.fabric_of(cfg, rp)
+    }
     for where, pod in specs.items():
-        why += [f"{where}: {problem}" for problem in pod_security.baseline_problems(pod)]
+        reason, needs = fabric_needs.get(where, (where, set()))
+        why += [
+            f"{reason if problem in needs else where}: {problem}"
+            for problem in pod_security.baseline_problems(pod)
+        ]
     return why
 
 
@@ -474,8 +488,11 @@ class ResourcePools(pulumi.ComponentResource):
         master_namespace: pulumi.Resource,
         queues_after: list[pulumi.Resource] | None = None,
         opts: pulumi.ResourceOptions | None = None,
+        shared_volumes: dict[str, SharedVolume] | None = None,
     ):
-        """`queues_after`: what Kueue's objects wait for (its Release, which brings the CRDs)."""
+        """`queues_after`: what Kueue's objects wait for (its Release, which brings the CRDs);
+        `shared_volumes`: the shared filesystems the cluster component created
+        (ClusterHandle.shared_filesystems)."""
         super().__init__("determined:components:ResourcePools", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.namespaces = {}
@@ -515,6 +532,7 @@ class ResourcePools(pulumi.ComponentResource):
                     pulumi.ResourceOptions.merge(pulumi.ResourceOptions(parent=self, depends_on=after), keep),
                 )
             )
+        self._shared_filesystems(cfg, shared_volumes or {}, master_namespace, keep)
         quotas = [obj for obj in (quota(rp) for rp in cfg.resource_pools) if obj]
         # Each LimitRange before its namespace's quota: no pod meets the quota without it.
         defaults_of = {}
@@ -531,3 +549,29 @@ class ResourcePools(pulumi.ComponentResource):
             ]
             kube.register(obj, pulumi.ResourceOptions(parent=self, depends_on=after))
         self.register_outputs({})
+
+    def _shared_filesystems(
+        self,
+        cfg: DeterminedArgs,
+        created: dict[str, SharedVolume],
+        master_namespace: pulumi.Resource,
+        keep: pulumi.ResourceOptions,
+    ) -> None:
+        """Shared filesystems' volumes and claims: data, kept like the checkpoint volumes;
+        each volume after what its source needs (SharedVolume.ready), each claim after its
+        namespace and volume. The checkpoint filesystem's claims are what pods find in their
+        namespace (the master mounts one)."""
+        for fs, volume, pv, pvc in shared_filesystems.objects(cfg, created):
+            pv_res = kube.register(
+                pv,
+                pulumi.ResourceOptions.merge(
+                    pulumi.ResourceOptions(parent=self, depends_on=list(volume.ready)), keep
+                ),
+            )
+            namespace = pvc["metadata"]["namespace"]
+            after = [self.namespaces.get(namespace, master_namespace), pv_res]
+            claim = kube.register(
+                pvc, pulumi.ResourceOptions.merge(pulumi.ResourceOptions(parent=self, depends_on=after), keep)
+            )
+            if shared_filesystems.is_checkpoint_filesystem(cfg, fs):
+                self.shared.append(claim)
