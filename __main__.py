@@ -17,7 +17,7 @@ import pulumi
 import stack_args
 from components import config, constants, versions
 from components.config.tls import ExposedTls
-from components.determined import tls
+from components.determined import image_pre_pull, tls
 from components.determined.determined import Determined
 from components.observability import grafana
 
@@ -46,6 +46,7 @@ def main() -> Determined:
         f"{constants.MASTER_SERVICE_PORT}:{constants.MASTER_SERVICE_PORT}",
     )
     pulumi.export("resourcePools", det.resource_pool_namespaces)
+    pulumi.export("taskImages", image_pre_pull.task_images(args))  # what tasks pull, to mirror
     if args.observed:
         pulumi.export("grafanaUrl", det.grafana_url)
         pulumi.export("grafanaPortForward", grafana.port_forward(args))

@@ -68,6 +68,91 @@ STARTUP_HOOK_SINCE = (0, 31, 0)
 LOG_POLICIES_SINCE = (0, 26, 4)
 LOG_POLICY_NAME_SINCE = (0, 38, 0)
 
+# --- Determined's default task images ------------------------------------------------------
+# The images a task runs when neither its experiment nor taskContainerDefaults.images names one:
+# the master's compiled-in constants `CPUImage` and `CUDAImage` (its DefaultEnvConfig,
+# master/pkg/model/defaults.go), read at every release tag of determined-ai/determined from
+# master/pkg/schemas/expconf/const.go:11-12 (the same two lines at every tag below). The project
+# writes no `task_container_defaults.image` unless the user sets one, so these are what tasks
+# pull; listed so users can mirror them (stack output `taskImages`) and so the pre-pull
+# DaemonSet (components/determined/image_pre_pull.py) knows them.
+# (first release of a row, its CPU image, its CUDA image); a release uses the last row at or
+# below it. From 0.34.0 one image serves both: `determinedai/pytorch-ngc:<version>`
+# (determined@v0.38.1:master/pkg/schemas/expconf/const.go:11-12), so newer rows follow a rule.
+_ENVIRONMENTS = "determinedai/environments:"
+DEFAULT_TASK_IMAGES_BEFORE_NGC: tuple[tuple[tuple[int, int, int], str, str], ...] = (
+    # determined@0.26.0..0.26.3:master/pkg/schemas/expconf/const.go:11-12
+    (
+        (0, 26, 0),
+        f"{_ENVIRONMENTS}py-3.8-pytorch-1.12-tf-2.11-cpu-2b7e2a1",
+        f"{_ENVIRONMENTS}cuda-11.3-pytorch-1.12-tf-2.11-gpu-2b7e2a1",
+    ),
+    # determined@0.26.4..0.27.0:master/pkg/schemas/expconf/const.go:11-12
+    (
+        (0, 26, 4),
+        f"{_ENVIRONMENTS}py-3.9-pytorch-1.12-tf-2.11-cpu-622d512",
+        f"{_ENVIRONMENTS}cuda-11.3-pytorch-1.12-tf-2.11-gpu-622d512",
+    ),
+    # determined@0.27.1..0.29.0:master/pkg/schemas/expconf/const.go:11-12
+    (
+        (0, 27, 1),
+        f"{_ENVIRONMENTS}py-3.9-pytorch-1.12-tf-2.11-cpu-f66cbce",
+        f"{_ENVIRONMENTS}cuda-11.3-pytorch-1.12-tf-2.11-gpu-f66cbce",
+    ),
+    # determined@0.29.1..0.30.0:master/pkg/schemas/expconf/const.go:11-12
+    (
+        (0, 29, 1),
+        f"{_ENVIRONMENTS}py-3.9-pytorch-1.12-tf-2.11-cpu-03ae7d7",
+        f"{_ENVIRONMENTS}cuda-11.3-pytorch-1.12-tf-2.11-gpu-03ae7d7",
+    ),
+    # determined@0.31.0:master/pkg/schemas/expconf/const.go:11-12
+    (
+        (0, 31, 0),
+        f"{_ENVIRONMENTS}py-3.9-pytorch-1.12-tf-2.11-cpu-079eb6d",
+        f"{_ENVIRONMENTS}cuda-11.3-pytorch-1.12-tf-2.11-gpu-079eb6d",
+    ),
+    # determined@0.32.0..0.32.1:master/pkg/schemas/expconf/const.go:11-12
+    (
+        (0, 32, 0),
+        f"{_ENVIRONMENTS}py-3.9-pytorch-1.12-tf-2.11-cpu-748dda4",
+        f"{_ENVIRONMENTS}cuda-11.3-pytorch-1.12-tf-2.11-gpu-748dda4",
+    ),
+    # determined@0.33.0:master/pkg/schemas/expconf/const.go:11-12
+    (
+        (0, 33, 0),
+        "determinedai/pytorch-tensorflow-cpu:0.33.0",
+        "determinedai/pytorch-tensorflow-cuda:0.33.0",
+    ),
+)
+# 0.34.0 and newer: one NGC-based image for CPU and GPU tasks, tagged with the master's version
+# (determined@0.34.0..v0.38.1:master/pkg/schemas/expconf/const.go:11-12).
+NGC_TASK_IMAGE_SINCE = (0, 34, 0)
+NGC_TASK_IMAGE = "determinedai/pytorch-ngc"
+
+
+def default_task_image(version: str) -> dict[str, str]:
+    """{"cpu": ..., "gpu": ...}: the images a master of `version` gives tasks that name none
+    (its CPUImage and CUDAImage). Versions below MIN_DETERMINED_VERSION are not known."""
+    wanted = parse_version(version)
+    if wanted < MIN_DETERMINED_VERSION:
+        raise ValueError(f"no default task images known for Determined {version}")
+    if wanted >= NGC_TASK_IMAGE_SINCE:
+        image = f"{NGC_TASK_IMAGE}:{version}"
+        return {"cpu": image, "gpu": image}
+    _, cpu, gpu = [row for row in DEFAULT_TASK_IMAGES_BEFORE_NGC if row[0] <= wanted][-1]
+    return {"cpu": cpu, "gpu": gpu}
+
+
+# The pre-pull DaemonSet's only long-running container: it does nothing while the init
+# containers' images stay cached on the node. registry.k8s.io/pause 3.10 is the sandbox image
+# EKS AL2023 nodes configure (awslabs/amazon-eks-ami@HEAD nodeadm/test/e2e/cases/
+# containerdv2-config/expected-containerd-configv3.toml:13, read 2026-11); the digest of its
+# multi-arch index as several public repositories pin it (read 2026-11; not resolved from the
+# registry here). It writes nothing, so it runs as any user on a read-only root.
+PAUSE_IMAGE = (
+    "registry.k8s.io/pause:3.10@sha256:ee6521f290b2168b6e0935a181d4cff9be1ac3f505666ef0e3c98fae8199917a"
+)
+
 # In-cluster database. The chart ships postgres:10.14 (out of support since 2022);
 # PostgreSQL 17 is supported upstream until November 2029. The tag for readers, the digest
 # (the multi-arch index) for the kubelet: a re-pushed tag cannot change what runs.

@@ -1,6 +1,7 @@
 """Policies: data. The checkpoint buckets (private, encrypted, without ACLs, versioned and
 protected in prod, never force-destroyed), the databases (private, encrypted, TLS, deletion
-protection and backups in prod, a retained in-cluster volume) and where the master keeps
+protection and backups in prod, a retained in-cluster volume), the shared filesystems
+(encrypted, not readable by everyone, protected in prod) and where the master keeps
 checkpoints.
 
 Buckets and databases the stack does not create (a named existing bucket, an external
@@ -32,6 +33,18 @@ S3_VERSIONING = ("aws:s3/bucketVersioning:BucketVersioning", "aws:s3/bucketVersi
 CLOUD_SQL = "gcp:sql/databaseInstance:DatabaseInstance"
 RDS = "aws:rds/instance:Instance"
 RDS_PARAMETER_GROUP = "aws:rds/parameterGroup:ParameterGroup"
+
+# Shared filesystems (determined:sharedFilesystems) and how pods mount them.
+EFS = "aws:efs/fileSystem:FileSystem"
+EFS_ACCESS_POINT = "aws:efs/accessPoint:AccessPoint"
+FSX_LUSTRE = "aws:fsx/lustreFileSystem:LustreFileSystem"
+FILESTORE = "gcp:filestore/instance:Instance"
+GCP_LUSTRE = "gcp:lustre/instance:Instance"
+PERSISTENT_VOLUME = "kubernetes:core/v1:PersistentVolume"
+# The EFS CSI driver mounts over TLS unless a volume's `encryptInTransit` attribute is "false"
+# (kubernetes-sigs/aws-efs-csi-driver@a4fc676 docs/parameters.md:55, pkg/driver/node.go:102-111).
+EFS_CSI_DRIVER = "efs.csi.aws.com"
+WORLD = ("0.0.0.0/0", "::/0")
 
 # The StorageClass the project creates for the in-cluster database's volume on gke/eks
 # (components/cluster/database_volume.py NAME; not imported: that module needs the Kubernetes
@@ -187,6 +200,14 @@ def _data_holder(resource: Any) -> str | None:
         return facts.describe(resource, "Cloud SQL instance", "name")
     if kind == RDS:
         return facts.describe(resource, "RDS instance", "identifier")
+    if kind == EFS:
+        return facts.describe(resource, "EFS file system")
+    if kind == FSX_LUSTRE:
+        return facts.describe(resource, "FSx for Lustre file system")
+    if kind == FILESTORE:
+        return facts.describe(resource, "Filestore instance", "name")
+    if kind == GCP_LUSTRE:
+        return facts.describe(resource, "Managed Lustre instance", "instanceId")
     if kind == facts.PVC and facts.metadata(resource).get("name") == constants.DB_VOLUME_CLAIM:
         return f"the database's PersistentVolumeClaim {facts.object_name(resource)}"
     return None
@@ -212,6 +233,83 @@ def database_volume_retained(context: Context, resource: Any, report: Report) ->
             f"StorageClass {DB_STORAGE_CLASS} (the in-cluster database's volumes) has reclaimPolicy "
             f"{policy or 'unset (Delete)'!r}: deleting the claim would delete the disk"
         )
+
+
+# --- shared filesystems -----------------------------------------------------------------------
+
+
+def shared_filesystems_encrypted(context: Context, resource: Any, report: Report) -> None:
+    # FSx for Lustre, Filestore and Managed Lustre encrypt at rest always, with a provider-managed
+    # key unless one is given (pulumi-aws 7.51.1 fsx/lustre_file_system.py `kms_key_id`: "Defaults
+    # to an AWS managed KMS Key"; https://cloud.google.com/filestore/docs/architecture: "encrypted
+    # with system-defined keys"; pulumi-gcp 10.2.0 lustre/instance.py `kms_key`: "If not set, the
+    # instance will use Google-managed encryption keys"): nothing to check. EFS encrypts only
+    # when asked (AWS Config efs-encrypted-check, https://docs.aws.amazon.com/config/latest/
+    # developerguide/efs-encrypted-check.html, read 2026-11).
+    if resource.resource_type == EFS:
+        if not _true(facts.get(resource.props, "encrypted")):
+            report(
+                f"{facts.describe(resource, 'EFS file system')}: encrypted is not true (its files and "
+                "backups are stored unencrypted; only a new file system can change that)"
+            )
+    elif resource.resource_type == PERSISTENT_VOLUME:
+        csi = facts.mapping(facts.get(resource.props, "spec", "csi"))
+        attributes = facts.mapping(csi.get("volumeAttributes"))
+        if (
+            csi.get("driver") == EFS_CSI_DRIVER
+            and str(attributes.get("encryptInTransit", "")).lower() == "false"
+        ):
+            report(
+                f"PersistentVolume {facts.object_name(resource)}: encryptInTransit is false, so nodes "
+                "mount the EFS file system over plain NFS"
+            )
+
+
+def _mode(value: Any) -> int | None:
+    """An octal file mode given as text ("0770", "750") or a number, else None."""
+    text = facts.shown(value).strip() if value is not None else ""
+    try:
+        return int(text, 8) if text else None
+    except ValueError:
+        return None
+
+
+def shared_filesystems_not_world_readable(context: Context, resource: Any, report: Report) -> None:
+    # GCS buckets mounted with Cloud Storage FUSE are checked as buckets (buckets-private:
+    # public access prevention enforced, no public grants).
+    if resource.resource_type == EFS_ACCESS_POINT:
+        name = facts.describe(resource, "EFS access point")
+        root = facts.mapping(facts.get(resource.props, "rootDirectory"))
+        path = root.get("path") or "/"
+        info = facts.mapping(root.get("creationInfo"))
+        if not info:
+            # The directory must then exist already (the file system's root is root:root 0755).
+            report(
+                f"{name}: its root directory {path} has no creationInfo, so the stack does not set its mode"
+            )
+            return
+        if facts.is_unknown(info, "permissions"):
+            return
+        mode = _mode(info.get("permissions"))
+        if mode is None:
+            report(
+                f"{name}: creationInfo.permissions {facts.shown(info.get('permissions'))!r} is no octal mode"
+            )
+        elif mode & 0o007:
+            report(
+                f"{name}: its root directory {path} is created with mode {mode:04o}, which lets every user "
+                "of a node or task read it (others' bits should be 0)"
+            )
+    elif resource.resource_type == FILESTORE:
+        exports = facts.items(facts.get(resource.props, "fileShares", "nfsExportOptions"))
+        for option in exports:
+            ranges = [str(r) for r in facts.known_items(facts.mapping(option), "ipRanges") if r]
+            open_to = [r for r in ranges if r in WORLD]
+            if open_to:
+                report(
+                    f"{facts.describe(resource, 'Filestore instance', 'name')}: an NFS export option admits "
+                    f"{', '.join(open_to)} (any address may mount the share)"
+                )
 
 
 # --- databases ------------------------------------------------------------------------------
@@ -438,7 +536,8 @@ RULES: list[Rule] = [
     Rule(
         name="data-protected-in-prod",
         description="In prod, what holds the install's data is protected: checkpoint buckets, Cloud SQL and "
-        "RDS instances, and the in-cluster database's PersistentVolumeClaim.",
+        "RDS instances, shared filesystems (EFS, FSx for Lustre, Filestore, Managed Lustre) and the "
+        "in-cluster database's PersistentVolumeClaim.",
         remediation="nothing to set: with determined:environment prod the project protects them, and "
         "determined:allowDataDeletion is refused; do not unprotect them",
         dev="off",
@@ -523,6 +622,34 @@ RULES: list[Rule] = [
         resource=database_tls,
         why="The master sends the database password and all its data over this connection; Postgres' "
         "default (prefer) silently accepts plain text.",
+    ),
+    Rule(
+        name="shared-filesystems-encrypted",
+        description="Shared filesystems are encrypted: every EFS file system sets encrypted, and no EFS "
+        "PersistentVolume turns encryptInTransit off. FSx for Lustre, Filestore and Managed Lustre are "
+        "always encrypted at rest (provider-managed keys unless one is given); GCS buckets too.",
+        remediation="use determined:sharedFilesystems as the project creates them (EFS: encrypted at rest, "
+        "mounted over TLS); an EFS file system made unencrypted must be replaced by a new one",
+        dev="mandatory",
+        prod="mandatory",
+        area="data",
+        resource=shared_filesystems_encrypted,
+        why="Datasets and checkpoints on a shared filesystem are as valuable as the bucket's; EFS leaves "
+        "them unencrypted unless asked.",
+    ),
+    Rule(
+        name="shared-filesystems-not-world-readable",
+        description="Shared filesystems are not open to everyone: an EFS access point creates its root "
+        "directory with creationInfo permissions that give others nothing (such as 0770), and no "
+        "Filestore NFS export admits 0.0.0.0/0. Cloud Storage FUSE buckets are checked by buckets-private.",
+        remediation="use determined:sharedFilesystems as the project creates them (EFS access points with "
+        "mode 0770, Filestore exports limited to the nodes' range); do not widen them",
+        dev="mandatory",
+        prod="mandatory",
+        area="data",
+        resource=shared_filesystems_not_world_readable,
+        why="A share every user or address can read hands every team's datasets and checkpoints to "
+        "anyone with a shell on a node or an address in range.",
     ),
     Rule(
         name="no-sharedfs-checkpoints-in-prod",

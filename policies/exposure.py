@@ -1,6 +1,7 @@
 """Policies: how the master and the cluster are reached from outside. The master only over
 TLS, load balancers fenced to the allowed clients or internal, the Kubernetes API endpoint
-fenced, and plain HTTP on a Gateway only ever redirected to https."""
+fenced, plain HTTP on a Gateway only ever redirected to https, and the EFA security group
+open to its own members only."""
 
 from __future__ import annotations
 
@@ -278,6 +279,95 @@ def no_plain_http_route(context: Context, resources: Sequence[Any], report: Repo
                 )
 
 
+# --- efa-security-group-self-only -------------------------------------------------------------
+
+SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"
+SECURITY_GROUP_RULE = "aws:ec2/securityGroupRule:SecurityGroupRule"
+VPC_RULES = (
+    "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule",
+    "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule",
+)
+# What a rule may name besides the group itself, per kind of rule (pulumi-aws 7.51.1:
+# ec2/security_group.py inline ingress/egress, ec2/security_group_rule.py, vpc/
+# security_group_ingress_rule.py); any of them opens the group to more than its members.
+INLINE_PEERS = ("cidrBlocks", "ipv6CidrBlocks", "prefixListIds", "securityGroups")
+RULE_PEERS = ("cidrBlocks", "ipv6CidrBlocks", "prefixListIds")
+VPC_RULE_PEERS = ("cidrIpv4", "cidrIpv6", "prefixListId")
+
+
+def efa_groups(resources: Sequence[Any]) -> list[Any]:
+    """The EFA security groups: tagged constants.EFA_SECURITY_GROUP_TAG by the EKS cluster."""
+    return [
+        group
+        for group in facts.of_type(resources, SECURITY_GROUP)
+        if constants.EFA_SECURITY_GROUP_TAG in facts.mapping(facts.known(group.props, "tags"))
+    ]
+
+
+def _names_group(resource: Any, prop: str, group: Any) -> bool:
+    """Whether `prop` of `resource` is `group`'s id: it comes from the group, or (known) equals it."""
+    sources = facts.depends_on(resource, prop)
+    if sources:
+        return any(source.urn == group.urn for source in sources)
+    group_id = facts.known(group.props, "id")
+    return group_id is not None and facts.known(resource.props, prop) == group_id
+
+
+def _peers(props: Any, keys: Sequence[str]) -> list[str]:
+    """What a rule names besides a security group: `<key> <value>` for each CIDR or prefix list
+    (a value not known yet in a first preview shows as such; `pulumi up` checks it known)."""
+    found = []
+    for key in keys:
+        if facts.is_unknown(props, key):
+            continue
+        value = facts.get(props, key)
+        if isinstance(value, Sequence) and not isinstance(value, str):
+            listed = ["(not known yet)" if v is None else str(v) for v in facts.known_items(props, key)]
+        else:
+            listed = [str(value)] if value else []
+        found += [f"{key} {item}" for item in listed]
+    return found
+
+
+def efa_security_group_self_only(context: Context, resources: Sequence[Any], report: Report) -> None:
+    for group in efa_groups(resources):
+        name = facts.describe(group, "EFA security group", "name")
+        for direction in ("ingress", "egress"):
+            for rule in facts.items(facts.known(group.props, direction)):
+                rule = facts.mapping(rule)
+                peers = _peers(rule, INLINE_PEERS)
+                if peers or rule.get("self") is not True:
+                    report(
+                        f"{name}: an inline {direction} rule reaches {', '.join(peers) or 'no one'} "
+                        "instead of the group itself (self: true only)",
+                        group.urn,
+                    )
+        for rule in facts.of_type(resources, SECURITY_GROUP_RULE):
+            if not _names_group(rule, "securityGroupId", group):
+                continue
+            peers = _peers(rule.props, RULE_PEERS)
+            itself = facts.get(rule.props, "self") is True or _names_group(
+                rule, "sourceSecurityGroupId", group
+            )
+            if peers or not itself:
+                report(
+                    f"{name}: its {facts.get(rule.props, 'type') or ''} rule {rule.name!r} reaches "
+                    f"{', '.join(peers) or 'another security group'}, not only the group itself",
+                    rule.urn,
+                )
+        for rule in facts.of_type(resources, *VPC_RULES):
+            if not _names_group(rule, "securityGroupId", group):
+                continue
+            peers = _peers(rule.props, VPC_RULE_PEERS)
+            if peers or not _names_group(rule, "referencedSecurityGroupId", group):
+                kind = "ingress" if rule.resource_type == VPC_RULES[0] else "egress"
+                report(
+                    f"{name}: its {kind} rule {rule.name!r} reaches "
+                    f"{', '.join(peers) or 'another security group'}, not only the group itself",
+                    rule.urn,
+                )
+
+
 RULES: list[Rule] = [
     Rule(
         name="master-tls",
@@ -334,5 +424,20 @@ RULES: list[Rule] = [
         stack=no_plain_http_route,
         why="A route serving plain HTTP beside the HTTPS one sends passwords in the clear to anyone "
         "who types the address without https://.",
+    ),
+    Rule(
+        name="efa-security-group-self-only",
+        description="The EFA security group of EKS pools with fabric efa (tagged "
+        f"{constants.EFA_SECURITY_GROUP_TAG}) allows traffic only to and from itself: every inline, "
+        "SecurityGroupRule and VPC ingress/egress rule of it names the group itself and no CIDR, "
+        "prefix list or other group.",
+        remediation="use determined:nodePools[].fabric efa as the project sets it up (one group, all "
+        "traffic within itself); add no rules to the EFA group",
+        dev="mandatory",
+        prod="mandatory",
+        area="exposure",
+        stack=efa_security_group_self_only,
+        why="EFA needs all traffic between its nodes (EC2 user guide, create-efa); anything more on "
+        "that group opens every port of the GPU nodes to whatever it names.",
     ),
 ]

@@ -35,6 +35,7 @@ from components.determined import (
     database,
     database_backup,
     database_jobs,
+    image_pre_pull,
     master,
     network_policies,
     resource_pools,
@@ -170,11 +171,14 @@ class Determined(pulumi.ComponentResource):
             master_namespace=ns,
             queues_after=queues_after,
             opts=child,
+            shared_volumes=cluster.shared_filesystems,
         )
         # Each once its namespace exists; pods that start earlier are fenced when they apply.
         network_policies.NetworkPolicies(
             "network-policies", args, {args.namespace: ns, **self.resource_pools.namespaces}, opts=child
         )
+        # nodePools[].prePullImages: after the pull Secrets its pods name.
+        image_pre_pull.register(args, [ns, *self.resource_pools.shared], child)
         # After the registry Secret it may pull with (made with the pools' namespaces).
         self.database = database.Database(
             "database", args, cluster, depends_on=[*base, *self.resource_pools.shared], opts=child

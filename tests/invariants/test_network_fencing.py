@@ -423,7 +423,15 @@ def needs_metrics_token(c: Cluster, pod: Pod) -> list[str]:
     return problems
 
 
+def needs_nothing(c: Cluster, pod: Pod) -> list[str]:
+    """The image pre-pull pods (components/determined/image_pre_pull.py): the kubelet pulls, the
+    pods talk to no one, so the default deny is all they get."""
+    reached = [t for t in (c.master, c.dns, Address(OUTSIDE)) if allowed(c.policies, pod, t, 443)]
+    return [f"{pod.name} may reach {t}" for t in reached]
+
+
 NEEDS = {
+    constants.IMAGE_PRE_PULL_COMPONENT: needs_nothing,
     constants.METRICS_TOKEN_COMPONENT: needs_metrics_token,
     "master": needs_master,
     "database": needs_database,

@@ -38,6 +38,7 @@ KEPT = {
     **dict.fromkeys(["gke-dev", "eks-dev", "gke-operator", "gke-shared-vpc", "kueue-gke"], FENCE),
     **dict.fromkeys(["tls-ingress-eks", "tls-ingress-gke"], FENCE),
     **dict.fromkeys(["karpenter-eks", "compute-class-gke", "queued-gke"], FENCE),
+    "pre-pull-eks": FENCE,
     "tls-master": {"lb-source-ranges"},
     "chart-parity": {"no-privileged-pods"},
 }
