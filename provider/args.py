@@ -164,6 +164,9 @@ class CheckpointStorageConfig(TypedDict):
     storage_class: NotRequired[str]
     "directory: a ReadWriteMany StorageClass the claim determined-checkpoints is provisioned with; valid only when every task namespace is the master's, and not on eks. Only with type directory."
 
+    shared_filesystem: NotRequired[str]
+    "directory: the name of an entry of sharedFilesystems (not read-only, not gcsFuse) to keep checkpoints on; mounted at containerPath wherever tasks run, read-only in the master. Only with type directory."
+
     size: NotRequired[str]
     "directory, with nfs or storageClass: the volume's capacity (informational for NFS), a Kubernetes quantity; default 1Ti. Only with type directory."
 
@@ -368,6 +371,16 @@ class EksClusterConfig(TypedDict):
     "AWS tags (values may be empty) on the cluster, node groups, bucket, RDS instance and its subnet and security groups."
 
 
+class EksLocalNvme(TypedDict):
+    "eks: the instance store in RAID0 (nodeadm's localStorage strategy, Karpenter's instanceStorePolicy); the instance type decides how many disks."
+
+    mount_path: NotRequired[str]
+    "Where task containers see the scratch space: an absolute path outside the system directories. Default /scratch."
+
+    size: NotRequired[str]
+    "The scratch space each task pod asks for (its ephemeral-storage request and the emptyDir's sizeLimit), a Kubernetes quantity. Default 100Gi."
+
+
 class Taint(TypedDict):
     key: str
     "The taint's key, a valid Kubernetes label key."
@@ -407,8 +420,20 @@ class EksNodePool(TypedDict):
     capacity: NotRequired[CapacityConfig]
     "Where the nodes come from, in order of preference: `{types, reservation, instanceTypes, queued}` (default: on-demand, or spot with `spot`, `machineType` only)."
 
+    local_nvme: NotRequired[EksLocalNvme]
+    "The instance store's NVMe disks in RAID0 as the nodes' ephemeral storage and a scratch volume in task pods, `{mountPath, size}`; on instance types with an instance store. Default: none (the root volume)."
+
+    fast_image_pulls: NotRequired[bool]
+    "gke: image streaming (Artifact Registry images start before they are fully pulled; COS_CONTAINERD nodes only; changed in place), which needs the Container File System API (containerfilesystem.googleapis.com) enabled in the project: the stack enables no APIs; eks: containerd's parallel pull and unpack (SOCI FastImagePull). Default: on for GKE GPU pools on COS, off on eks."
+
+    pre_pull_images: NotRequired[bool]
+    "true runs a DaemonSet on the pool's nodes that pulls the task images of the resource pools on it as soon as a node starts. Default false."
+
     disk_size_gb: NotRequired[int]
     "The nodes' root volume size in GB, 20-16384 (default 100)."
+
+    fabric: NotRequired[str]
+    "The GPU fabric for multi-node training: `efa` (Elastic Fabric Adapter on p4d, p4de, p5, p5e, p5en, p6-b200): EFA interfaces, a cluster placement group in one zone, the EFA device plugin and what task pods need. Default: none. One of: efa."
 
     zones: NotRequired[list[str]]
     "Availability zones of `cluster.region` the group's nodes go to (the private subnets there). Default: every zone of the VPC where the instance type is offered."
@@ -548,6 +573,17 @@ class GkeGpuConfig(TypedDict):
     "GKE-managed drivers: several containers on one GPU, `{strategy, maxSharedClientsPerGpu}` (default: none)."
 
 
+class GkeLocalNvme(TypedDict):
+    mount_path: NotRequired[str]
+    "Where task containers see the scratch space: an absolute path outside the system directories. Default /scratch."
+
+    size: NotRequired[str]
+    "The scratch space each task pod asks for (its ephemeral-storage request and the emptyDir's sizeLimit), a Kubernetes quantity. Default 100Gi."
+
+    count: NotRequired[int]
+    "gke: local SSDs per node; 0 (default) takes the number the machine type comes with (A2 Ultra, A3, A4 and other bundled series), and is refused on machines where it must be given. Setting or changing local SSDs replaces the node pool (its nodes and running tasks)."
+
+
 class GkeNodePool(TypedDict):
     name: str
     "The pool's name, required: a DNS label, unique among the pools."
@@ -576,6 +612,15 @@ class GkeNodePool(TypedDict):
     capacity: NotRequired[CapacityConfig]
     "Where the nodes come from, in order of preference: `{types, reservation, instanceTypes, queued}` (default: on-demand, or spot with `spot`, `machineType` only)."
 
+    local_nvme: NotRequired[GkeLocalNvme]
+    "Local SSDs as the nodes' ephemeral storage and a scratch volume in task pods, `{count, mountPath, size}`. Default: none (the boot disk)."
+
+    fast_image_pulls: NotRequired[bool]
+    "gke: image streaming (Artifact Registry images start before they are fully pulled; COS_CONTAINERD nodes only; changed in place), which needs the Container File System API (containerfilesystem.googleapis.com) enabled in the project: the stack enables no APIs; eks: containerd's parallel pull and unpack (SOCI FastImagePull). Default: on for GKE GPU pools on COS, off on eks."
+
+    pre_pull_images: NotRequired[bool]
+    "true runs a DaemonSet on the pool's nodes that pulls the task images of the resource pools on it as soon as a node starts. Default false."
+
     image_type: NotRequired[str]
     "The node image: `COS_CONTAINERD` (default) or `UBUNTU_CONTAINERD` (one for every GPU pool with the GPU operator). One of: COS_CONTAINERD, UBUNTU_CONTAINERD."
 
@@ -584,6 +629,9 @@ class GkeNodePool(TypedDict):
 
     disk_type: NotRequired[str]
     "The nodes' boot disk type, one the machine series can boot from: `pd-balanced`, `pd-ssd`, `pd-standard`, `hyperdisk-balanced` (default: `pd-balanced`, or `hyperdisk-balanced` on series without Persistent Disk). One of: pd-balanced, pd-ssd, pd-standard, hyperdisk-balanced."
+
+    fabric: NotRequired[str]
+    "The GPU fabric for multi-node training: `tcpxo` (GPUDirect-TCPXO, a3-megagpu-8g) or `rdma` (GPUDirect RDMA, a3-ultragpu-8g, a4-highgpu-8g); extra VPC networks, multi-networking, compact placement in one zone (name it in `zones`), the NCCL plugin and what task pods need; COS_CONTAINERD, GKE-managed drivers. Setting or changing it replaces the node pool. Default: none. One of: tcpxo, rdma."
 
     zones: NotRequired[list[str]]
     "Where the pool's nodes go (node locations): zones of `cluster.region`, and of `cluster.zones` when given. Default: GPU pools, the zones that offer their GPU; CPU pools, `cluster.zones`."
@@ -624,6 +672,19 @@ class KueueConfig(TypedDict):
 
     cohort: NotRequired[str]
     "A DNS label: a cohort every pool's ClusterQueue joins, so idle quota can be borrowed; unset: no cohort. With `scheduler: kueue`."
+
+
+class LocalNvme(TypedDict):
+    "The fields of GkeLocalNvme, EksLocalNvme; a field read by some of them only says which.\n\nGkeLocalNvme\n\nEksLocalNvme: eks: the instance store in RAID0 (nodeadm's localStorage strategy, Karpenter's instanceStorePolicy); the instance type decides how many disks."
+
+    mount_path: NotRequired[str]
+    "Where task containers see the scratch space: an absolute path outside the system directories. Default /scratch."
+
+    size: NotRequired[str]
+    "The scratch space each task pod asks for (its ephemeral-storage request and the emptyDir's sizeLimit), a Kubernetes quantity. Default 100Gi."
+
+    count: NotRequired[int]
+    "gke: local SSDs per node; 0 (default) takes the number the machine type comes with (A2 Ultra, A3, A4 and other bundled series), and is refused on machines where it must be given. Setting or changing local SSDs replaces the node pool (its nodes and running tasks). Only for GkeLocalNvme."
 
 
 class LogPolicy(TypedDict):
@@ -810,6 +871,15 @@ class NodePool(TypedDict):
     capacity: NotRequired[CapacityConfig]
     "Where the nodes come from, in order of preference: `{types, reservation, instanceTypes, queued}` (default: on-demand, or spot with `spot`, `machineType` only). Only for GkeNodePool, EksNodePool."
 
+    local_nvme: NotRequired[LocalNvme]
+    "(GkeNodePool) Local SSDs as the nodes' ephemeral storage and a scratch volume in task pods, `{count, mountPath, size}`. Default: none (the boot disk). (EksNodePool) The instance store's NVMe disks in RAID0 as the nodes' ephemeral storage and a scratch volume in task pods, `{mountPath, size}`; on instance types with an instance store. Default: none (the root volume). Only for GkeNodePool, EksNodePool."
+
+    fast_image_pulls: NotRequired[bool]
+    "gke: image streaming (Artifact Registry images start before they are fully pulled; COS_CONTAINERD nodes only; changed in place), which needs the Container File System API (containerfilesystem.googleapis.com) enabled in the project: the stack enables no APIs; eks: containerd's parallel pull and unpack (SOCI FastImagePull). Default: on for GKE GPU pools on COS, off on eks. Only for GkeNodePool, EksNodePool."
+
+    pre_pull_images: NotRequired[bool]
+    "true runs a DaemonSet on the pool's nodes that pulls the task images of the resource pools on it as soon as a node starts. Default false. Only for GkeNodePool, EksNodePool."
+
     image_type: NotRequired[str]
     "The node image: `COS_CONTAINERD` (default) or `UBUNTU_CONTAINERD` (one for every GPU pool with the GPU operator). Only for GkeNodePool. One of: COS_CONTAINERD, UBUNTU_CONTAINERD."
 
@@ -818,6 +888,9 @@ class NodePool(TypedDict):
 
     disk_type: NotRequired[str]
     "The nodes' boot disk type, one the machine series can boot from: `pd-balanced`, `pd-ssd`, `pd-standard`, `hyperdisk-balanced` (default: `pd-balanced`, or `hyperdisk-balanced` on series without Persistent Disk). Only for GkeNodePool. One of: pd-balanced, pd-ssd, pd-standard, hyperdisk-balanced."
+
+    fabric: NotRequired[str]
+    "(GkeNodePool) The GPU fabric for multi-node training: `tcpxo` (GPUDirect-TCPXO, a3-megagpu-8g) or `rdma` (GPUDirect RDMA, a3-ultragpu-8g, a4-highgpu-8g); extra VPC networks, multi-networking, compact placement in one zone (name it in `zones`), the NCCL plugin and what task pods need; COS_CONTAINERD, GKE-managed drivers. Setting or changing it replaces the node pool. Default: none. (EksNodePool) The GPU fabric for multi-node training: `efa` (Elastic Fabric Adapter on p4d, p4de, p5, p5e, p5en, p6-b200): EFA interfaces, a cluster placement group in one zone, the EFA device plugin and what task pods need. Default: none. Only for GkeNodePool, EksNodePool. One of: tcpxo, rdma, efa."
 
     zones: NotRequired[list[str]]
     "(GkeNodePool) Where the pool's nodes go (node locations): zones of `cluster.region`, and of `cluster.zones` when given. Default: GPU pools, the zones that offer their GPU; CPU pools, `cluster.zones`. (EksNodePool) Availability zones of `cluster.region` the group's nodes go to (the private subnets there). Default: every zone of the VPC where the instance type is offered. Only for GkeNodePool, EksNodePool."
@@ -843,6 +916,14 @@ class ObservabilityConfig(TypedDict):
 
     alerts: NotRequired[AlertThresholds]
     "`{taskPendingMinutes, gpuIdleMinutes}`: when the alerts on waiting tasks and idle GPUs fire."
+
+
+class PosixOwner(TypedDict):
+    uid: NotRequired[int]
+    "The user id every file operation runs as. Default 1000."
+
+    gid: NotRequired[int]
+    "The group id every file operation runs as. Default 1000."
 
 
 class QuotaLimits(TypedDict):
@@ -907,6 +988,17 @@ class ResourcePoolConfig(TypedDict):
     "0.35+: the Determined workspace bound to the pool's namespace (1 to 80 characters); default: the pool's name. Refused before 0.35."
 
 
+class S3Import(TypedDict):
+    bucket: str
+    "Required: the S3 bucket linked to the file system."
+
+    prefix: NotRequired[str]
+    "A key prefix within the bucket. Default: the whole bucket."
+
+    export: NotRequired[bool]
+    "true also writes new and changed files back to S3. Default false (import only)."
+
+
 class S3Storage(TypedDict):
     save_experiment_best: NotRequired[int]
     "How many of the experiment's best checkpoints the master keeps (master.yaml save_experiment_best), 0 to 2^31-1; default 0."
@@ -934,6 +1026,61 @@ class S3Storage(TypedDict):
 
     secret_key: NotRequired[str]
     "s3, secret: the static secret key that goes with accessKey, given together. A secret: pass it as a plain string; the component keeps it as a Pulumi secret."
+
+
+class SharedFilesystem(TypedDict):
+    "One of these, chosen by `kind`.\n\nfilestore\n\ngcsFuse\n\nmanagedLustre\n\nefs\n\nfsxLustre\n\nexisting"
+
+    name: str
+    "Required: the filesystem's name, unique among sharedFilesystems: lower-case letters, digits and '-', at most 20 characters; part of its cloud and Kubernetes names."
+
+    mount_path: NotRequired[str]
+    "Where task containers see it: an absolute path outside /etc, /proc, /sys, /dev, /run and the system directories. Default /mnt/<name>."
+
+    resource_pools: NotRequired[list[str]]
+    "The resource pools whose task pods mount it (names of resourcePools). Default: every pool."
+
+    read_only: NotRequired[bool]
+    "true mounts it read-only in task pods (datasets). Default false."
+
+    kind: str
+    "Which one. filestore (gke): a Filestore instance mounted over NFS. gcsFuse (gke): a Cloud Storage bucket mounted by the Cloud Storage FUSE CSI driver. managedLustre (gke): a Google Cloud Managed Lustre instance (Lustre CSI driver). efs (eks): an encrypted EFS file system, a mount target in each zone of the nodes, reached through an access point (TLS in transit). fsxLustre (eks): an FSx for Lustre file system (PERSISTENT_2, SSD), FSx CSI driver. existing: a filesystem made elsewhere, as an NFS export or a claim in every namespace that mounts it. One of: filestore, gcsFuse, managedLustre, efs, fsxLustre, existing."
+
+    tier: NotRequired[str]
+    "filestore: the service tier, ZONAL (default), REGIONAL, ENTERPRISE, BASIC_HDD or BASIC_SSD. Only with kind filestore. One of: ZONAL, REGIONAL, ENTERPRISE, BASIC_HDD, BASIC_SSD."
+
+    capacity_gb: NotRequired[int]
+    "filestore: the share's size in GiB, within the tier's range (BASIC_HDD 1024-65433, BASIC_SSD 2560-65433, ZONAL/REGIONAL 1024-102400, ENTERPRISE 1024-10240). Default 1024. Only with kind filestore."
+
+    zone: NotRequired[str]
+    "(filestore) filestore, zonal tiers: the instance's zone, one of the zones of the pools that mount it. Default: the first such zone. (managedLustre) managedLustre: the instance's zone, one of the zones of the pools that mount it. Default: the first such zone. (fsxLustre) fsxLustre: the file system's zone (it lives in one subnet), one of the zones of the pools that mount it. Default: the first such zone. Only with kind filestore, managedLustre, fsxLustre."
+
+    bucket: NotRequired[str]
+    "gcsFuse: an existing bucket to mount. Default: the stack creates <cluster>-<name>-<digest> (the digest of stack, region and cluster tells installs apart). Only with kind gcsFuse."
+
+    only_dir: NotRequired[str]
+    "gcsFuse: mount only this directory of the bucket. Default: the whole bucket. Only with kind gcsFuse."
+
+    capacity_gib: NotRequired[int]
+    "(managedLustre) managedLustre: capacity in GiB, 9000-7632000 in the steps the throughput allows. Default 18000. (fsxLustre) fsxLustre: storage in GiB, 1200, 2400 or a multiple of 2400. Default 1200. Only with kind managedLustre, fsxLustre."
+
+    throughput: NotRequired[int]
+    "(managedLustre) managedLustre: MB/s per TiB, 125, 250, 500 (default) or 1000. (fsxLustre) fsxLustre: MB/s per TiB, 125, 250 (default), 500 or 1000. Only with kind managedLustre, fsxLustre. One of: 125, 250, 500, 1000."
+
+    throughput_mode: NotRequired[str]
+    "efs: elastic (default, what AWS recommends) or bursting. Only with kind efs. One of: elastic, bursting."
+
+    owner: NotRequired[PosixOwner]
+    "efs: the POSIX user the access point maps every request to, owner of its root directory (mode 0770). Default {uid: 1000, gid: 1000}. Only with kind efs."
+
+    s3: NotRequired[S3Import]
+    "fsxLustre: an S3 bucket linked as a data repository, {bucket, prefix, export}. Default: none. Only with kind fsxLustre."
+
+    nfs: NotRequired[NfsShare]
+    "existing: an NFS export {server, path, mountOptions}; the stack binds it with a PersistentVolume and a claim in every namespace that mounts it. Only with kind existing."
+
+    claim_name: NotRequired[str]
+    "existing: a ReadWriteMany claim that must exist, bound to the same share, in every namespace the mounting pools' tasks may run in (0.35+: every task namespace); the stack creates nothing. Only with kind existing."
 
 
 class SlotsConfig(TypedDict):
@@ -1092,6 +1239,12 @@ class DeterminedArgs(TypedDict):
     gpu_metrics: NotRequired[str]
     "With observability on, where GPU metrics come from: operator (the NVIDIA GPU operator's DCGM exporter, which the cluster runs), chart (NVIDIA's dcgm-exporter chart, installed here), gke (GKE's managed DCGM exporter) or none (no GPU nodes). Default chart. One of: operator, chart, gke, none."
 
+    shared_filesystems: NotRequired[list[SharedFilesystem]]
+    "Shared filesystems (the stack's sharedFilesystems), mounted into the task pods of the resource pools that name them. Default []."
+
+    filesystem_buckets: NotRequired[dict[str, str]]
+    "The bucket each gcsFuse shared filesystem mounts, by filesystem name: the one the cluster component created (components.config.gcs_fuse.bucket_name) when the filesystem names none. Default: each filesystem's own bucket."
+
     observability: NotRequired[ObservabilityConfig]
     "Metrics, dashboards and alerts: `{enabled, retention, storageSize, storageClass, alerts}`; on by default in prod."
 
@@ -1125,6 +1278,15 @@ class EksClusterArgs(TypedDict):
 
     task_namespaces: NotRequired[list[str]]
     "The namespaces task pods run in (the default task namespace and every resource pool's), whose task service account gets the checkpoint bucket's identity. Default: none."
+
+    shared_filesystems: NotRequired[list[SharedFilesystem]]
+    "The stack's sharedFilesystems: the cluster creates those of its cloud's kinds (and their CSI drivers) and hands the app how to mount them. Default []."
+
+    filesystem_node_pools: NotRequired[dict[str, list[str]]]
+    "Per shared filesystem, the node pools whose nodes mount it (their zones place it, their networks reach it). Default: none."
+
+    filesystem_namespaces: NotRequired[dict[str, list[str]]]
+    "Per shared filesystem, the namespaces whose pods mount it (gcsFuse: their task service accounts get the bucket). Default: none."
 
     cluster: EksClusterConfig
     "The EKS cluster to create: name, region, Kubernetes version, VPC, endpoint access, admins, tags..."
@@ -1170,6 +1332,15 @@ class GkeClusterArgs(TypedDict):
     task_namespaces: NotRequired[list[str]]
     "The namespaces task pods run in (the default task namespace and every resource pool's), whose task service account gets the checkpoint bucket's identity. Default: none."
 
+    shared_filesystems: NotRequired[list[SharedFilesystem]]
+    "The stack's sharedFilesystems: the cluster creates those of its cloud's kinds (and their CSI drivers) and hands the app how to mount them. Default []."
+
+    filesystem_node_pools: NotRequired[dict[str, list[str]]]
+    "Per shared filesystem, the node pools whose nodes mount it (their zones place it, their networks reach it). Default: none."
+
+    filesystem_namespaces: NotRequired[dict[str, list[str]]]
+    "Per shared filesystem, the namespaces whose pods mount it (gcsFuse: their task service accounts get the bucket). Default: none."
+
     cluster: GkeClusterConfig
     "The GKE cluster to create: name, region, project (else gcp:project), release channel, network, private nodes, tags..."
 
@@ -1200,6 +1371,7 @@ __all__ = [
     "EksClusterArgs",
     "EksClusterConfig",
     "EksEndpoint",
+    "EksLocalNvme",
     "EksNodePool",
     "EksVpc",
     "ElasticSecurity",
@@ -1210,12 +1382,14 @@ __all__ = [
     "GkeClusterArgs",
     "GkeClusterConfig",
     "GkeGpuConfig",
+    "GkeLocalNvme",
     "GkeNetwork",
     "GkeNodePool",
     "GpuConfig",
     "GpuOperatorConfig",
     "GpuSharing",
     "KueueConfig",
+    "LocalNvme",
     "LogPolicy",
     "LoggingConfig",
     "MasterConfig",
@@ -1223,6 +1397,7 @@ __all__ = [
     "NodePool",
     "Observability",
     "ObservabilityConfig",
+    "PosixOwner",
     "Proxy",
     "QuotaConfig",
     "QuotaLimits",
@@ -1233,8 +1408,10 @@ __all__ = [
     "Resources",
     "RestoreSettings",
     "RetentionPolicy",
+    "S3Import",
     "S3Storage",
     "ServiceConfig",
+    "SharedFilesystem",
     "SlotsConfig",
     "Taint",
     "TaskContainerDefaultsConfig",
