@@ -351,6 +351,28 @@ BUNDLED_SSD_COUNTS = {
 }
 
 
+# Bundled series older than Gen3, where the API reads count 0 as no local SSDs: "For pre-Gen3
+# machines, which support flexible numbers of local ssds, zero (or unset) means to disable using
+# local SSDs as ephemeral storage" (container v1 EphemeralStorageLocalSsdConfig.local_ssd_count,
+# https://cloud.google.com/ruby/docs/reference/google-cloud-container-v1/0.32.0/Google-Cloud-
+# Container-V1-EphemeralStorageLocalSsdConfig, read 2026-11). A2 Ultra's count is fixed by its
+# type, so GKE is sent that number, as Google's node pool module does for every type it knows
+# (cluster-toolkit@v1.95.0 modules/compute/gke-node-pool/disk_definitions.tf:24-29).
+PRE_GEN3_BUNDLED_SERIES = ("a2-ultragpu",)
+
+
+def ephemeral_ssd_count(machine_type: str, count: int) -> int:
+    """The local_ssd_count GKE is sent for localNvme `count` on `machine_type`: the count given,
+    else (0) the machine's own number where 0 would mean none (PRE_GEN3_BUNDLED_SERIES), else 0
+    (Gen3 series: "zero ... means to use the default number of local ssds that goes with that
+    machine type", same API page)."""
+    if count:
+        return count
+    if series(machine_type) in PRE_GEN3_BUNDLED_SERIES:
+        return BUNDLED_SSD_COUNTS.get(machine_type, 0)
+    return 0
+
+
 def bundled_local_ssds(machine_type: str) -> bool:
     """Whether `machine_type` comes with its own local SSDs (BUNDLED_SSD_SERIES, `-lssd`
     types), so that GKE takes count 0 as all of them. `-nolssd` types (a3-ultragpu-8g-nolssd)

@@ -83,7 +83,17 @@ def test_nodes_run_as_a_least_privilege_account_with_gke_metadata(stack):
     roles = sorted(
         r["inputs"]["role"] for r in of_type(result, "projects/iAMMember:IAMMember") if "nodes" in r["name"]
     )
-    assert roles == ["roles/artifactregistry.reader", "roles/container.defaultNodeServiceAccount"]
+    # Pools that stream images add the Service Usage Consumer role image streaming asks of a
+    # custom node account (components/cluster/gke/node_pools.py STREAMING_ROLE).
+    streams = any(
+        p["inputs"]["nodeConfig"].get("gcfsConfig", {}).get("enabled")
+        for p in of_type(result, "container/nodePool:NodePool")
+    )
+    assert roles == [
+        "roles/artifactregistry.reader",
+        "roles/container.defaultNodeServiceAccount",
+        *(["roles/serviceusage.serviceUsageConsumer"] if streams else []),
+    ]
     assert all(
         r["inputs"]["member"] == f"serviceAccount:{email}"
         for r in of_type(result, "projects/iAMMember:IAMMember")

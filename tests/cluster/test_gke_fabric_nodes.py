@@ -11,7 +11,7 @@ import functools
 import json
 
 import pytest
-from conftest import GKE
+from conftest import GKE, MEGA_POOL, ULTRA_POOL
 from crds import crd_problems
 from planning import by_kind, of_type, plan_for
 
@@ -25,20 +25,11 @@ from plan import cloud_check
 
 SYSTEM = {"name": "system", "machineType": "e2-standard-8"}
 MEGA = {
-    "name": "mega",
-    "machineType": "a3-megagpu-8g",
+    **MEGA_POOL,
     "gpu": {"type": "h100", "count": 8},
-    "fabric": "tcpxo",
-    "zones": ["us-central1-a"],
     "taints": [{"key": "team", "value": "llm", "effect": "NoSchedule"}],
 }
-ULTRA = {
-    "name": "ultra",
-    "machineType": "a3-ultragpu-8g",
-    "gpu": {"type": "h200", "count": 8},
-    "fabric": "rdma",
-    "spot": True,
-}
+ULTRA = {key: value for key, value in ULTRA_POOL.items() if key != "zones"}
 A4 = {**ULTRA, "name": "b200", "machineType": "a4-highgpu-8g", "gpu": {"type": "b200", "count": 8}}
 
 
@@ -451,3 +442,85 @@ def test_pools_without_these_keys_keep_their_node_pool_args():
     assert streamed["node_config"].pop("gcfs_config") == {"enabled": True}
     assert streamed == a100
     assert json.dumps(streamed, sort_keys=True) == json.dumps(a100, sort_keys=True)
+
+
+# --- review 26 (gke): placement, local SSD counts, streaming role, ranges beside the fabric ----
+
+
+def test_compact_placement_only_on_tcpxo_and_not_on_a_specific_reservation():
+    # A3 Ultra / A4 are not among compact placement's documented machines.
+    assert "placement_policy" not in args_of(gke(ULTRA), "ultra")
+    assert "placement_policy" not in args_of(gke(A4), "b200")
+    reserved = {
+        **MEGA,
+        "capacity": {
+            "types": ["reservation"],
+            "reservation": {"name": "a3mega-block-1", "zone": "us-central1-a"},
+        },
+    }
+    built = args_of(gke(reserved), "mega")
+    assert built["node_config"]["reservation_affinity"]["consume_reservation_type"] == "SPECIFIC_RESERVATION"
+    assert "placement_policy" not in built
+    assert args_of(gke(MEGA), "mega")["placement_policy"] == {"type": "COMPACT"}
+
+
+@pytest.mark.parametrize(
+    ("machine_type", "gpu", "count"),
+    [("a2-ultragpu-8g", "a100-80gb", 8), ("a2-ultragpu-2g", "a100-80gb", 2)],
+)
+def test_a2_ultra_local_ssds_are_sent_as_their_number_not_0(machine_type, gpu, count):
+    # Pre-Gen3: 0 would mean "disable using local SSDs as ephemeral storage".
+    pool = {
+        "name": "a2u",
+        "machineType": machine_type,
+        "gpu": {"type": gpu, "count": int(machine_type[-2])},
+        "localNvme": {},
+    }
+    built = args_of(gke(pool), "a2u")
+    assert built["node_config"]["ephemeral_storage_local_ssd_config"] == {"local_ssd_count": count}
+
+
+def test_the_node_account_may_use_services_when_a_pool_streams_images():
+    a100 = {"name": "a100", "machineType": "a2-highgpu-4g", "gpu": {"type": "a100", "count": 4}}
+    assert node_pools.STREAMING_ROLE in node_pools.node_roles(cluster_args(gke(a100)))
+    quiet = {**a100, "fastImagePulls": False}
+    assert node_pools.STREAMING_ROLE not in node_pools.node_roles(cluster_args(gke(quiet)))
+
+
+def test_ranges_google_would_pick_are_kept_out_of_the_fabric_range():
+    import ipaddress
+
+    from components.cluster.gke import network as gke_network
+    from components.cluster.gke import shared_filesystems as gke_fs
+
+    raw = gke(MEGA)
+    raw["sharedFilesystems"] = [
+        {"name": "home", "kind": "filestore", "tier": "BASIC_HDD", "zone": "us-central1-a"},
+        {"name": "ent", "kind": "filestore", "tier": "ENTERPRISE"},
+        {"name": "scratch", "kind": "managedLustre", "zone": "us-central1-a"},
+    ]
+    args = cluster_args(raw)
+    fabric_range = ipaddress.ip_network(gke_machines.FABRIC_RANGE)
+    taken = [ipaddress.ip_network(c) for c in ("10.10.0.0/20", "10.32.0.0/14", "10.36.0.0/20")]
+    lustre = gke_fs.lustre_range_args(args, "net")
+    sql = gke_network.sql_range_args(args, "net")
+    ranges = [
+        ipaddress.ip_network(f"{lustre['address']}/{lustre['prefix_length']}"),
+        ipaddress.ip_network(f"{sql['address']}/{sql['prefix_length']}"),
+    ]
+    by_fs = {fs.name: fs for fs in args.shared_filesystems}
+    for name, prefix in (("home", 29), ("ent", 26)):
+        reserved = gke_fs.filestore_network(args, "p", "net", by_fs[name])["reserved_ip_range"]
+        assert reserved.endswith(f"/{prefix}")
+        ranges.append(ipaddress.ip_network(reserved))
+    for i, one in enumerate(ranges):
+        assert not one.overlaps(fabric_range) and not any(one.overlaps(t) for t in taken)
+        assert not any(one.overlaps(other) for other in ranges[i + 1 :])
+    # Removing another Filestore does not move this one's range (ForceNew on the instance).
+    alone = cluster_args({**raw, "sharedFilesystems": [raw["sharedFilesystems"][1]]})
+    ent = next(fs for fs in alone.shared_filesystems if fs.name == "ent")
+    assert gke_fs.filestore_network(alone, "p", "net", ent)["reserved_ip_range"] == str(ranges[3])
+    # No fabric pool: Google picks, as before.
+    plain = cluster_args({**raw, "nodePools": [SYSTEM, {**MEGA, "fabric": None}]})
+    assert "address" not in gke_fs.lustre_range_args(plain, "net")
+    assert "reserved_ip_range" not in gke_fs.filestore_network(plain, "p", "net", by_fs["home"])

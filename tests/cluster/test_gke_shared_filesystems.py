@@ -321,3 +321,42 @@ def test_a_zone_outside_the_mounting_pools_is_refused():
     )
     with pytest.raises(ConfigError, match=r"sharedFilesystems\[0\]\.zone: 'us-central1-f' is not a zone of"):
         load_config(raw)
+
+
+# --- capacity steps (review 26) -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("capacity", "throughput", "ok"),
+    [
+        (9000, 1000, True),
+        (9000, 500, False),  # the reviewer's plan: 500 starts at 18000
+        (18000, 500, True),
+        (27000, 500, False),
+        (72000, 125, True),
+        (1530000 + 9000, 1000, False),  # 72000 steps above 1530000
+        (1584000, 1000, True),
+    ],
+)
+def test_managed_lustre_capacity_follows_its_throughput_tier(capacity, throughput, ok):
+    from components.config.shared_filesystems import lustre_capacity_problem
+
+    assert (lustre_capacity_problem(capacity, throughput) is None) is ok
+
+
+@pytest.mark.parametrize(
+    ("tier", "capacity", "ok"),
+    [
+        ("ZONAL", 5000, False),
+        ("ZONAL", 4864, True),
+        ("ZONAL", 10240, True),
+        ("REGIONAL", 11000, False),
+        ("REGIONAL", 12800, True),
+        ("ENTERPRISE", 2000, False),
+        ("BASIC_HDD", 5000, True),
+    ],
+)
+def test_filestore_capacity_follows_the_tier_steps(tier, capacity, ok):
+    from components.config.shared_filesystems import filestore_capacity_problem
+
+    assert (filestore_capacity_problem(tier, capacity) is None) is ok

@@ -8,6 +8,8 @@ Pure functions give each resource's arguments; `network` registers them.
 
 from __future__ import annotations
 
+import hashlib
+import ipaddress
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,12 +18,81 @@ import pulumi_gcp as gcp
 
 from components.cluster import name_kept, namer
 from components.cluster.gke.args import GkeClusterArgs
+from components.config import gke_machines
 from components.config.tls import ExposedTls
 
 PODS_RANGE = "pods"
 SERVICES_RANGE = "services"
 # Private services access: the range Cloud SQL's private IPs come from.
 SQL_RANGE_PREFIX = 20
+
+
+# --- Ranges Google would otherwise pick, kept out of the fabric's 192.168.0.0/16 ----------------
+#
+# Unset, Google picks private services access ranges and Filestore's reserved range from all of
+# RFC 1918, 192.168.0.0/16 included ("If not provided, the service will choose an unused /29
+# block, for example, 10.0.0.0/29 or 192.168.0.0/29": Filestore v1 NetworkConfig
+# .reserved_ip_range, https://cloud.google.com/php/docs/reference/cloud-filestore/1.0.3/
+# V1.NetworkConfig, read 2026-11), avoiding only the cluster VPC's own ranges. A fabric node has
+# connected routes for the fabric subnets on its GPU NICs (gke_machines.FABRIC_RANGE), so an
+# instance there would be reached out of the wrong NIC. With a fabric pool on a created network
+# the stack therefore places these ranges itself, in a /16 of 172.16.0.0/12 that the cluster's
+# ranges leave free (172.17.0.0/16 skipped: "Clients with an IP address in 172.17.0.0/16 can't
+# connect to basic-tier Filestore", https://cloud.google.com/filestore/docs/network-ip-requirements).
+SERVICE_SPACE = "172.16.0.0/12"
+SKIPPED_BLOCKS = ("172.17.0.0/16",)
+# Within that /16: Cloud SQL's /20 at .0.0, Managed Lustre's /22 at .16.0, and Filestore
+# instances in slots of /26 from .64.0 (256 slots), chosen by a digest of the filesystem's name
+# so that adding or removing another filesystem moves none (ForceNew on the instance).
+SQL_OFFSET, LUSTRE_OFFSET, FILESTORE_OFFSET, FILESTORE_SLOTS = 0, 16 * 256, 64 * 256, 256
+FILESTORE_SLOT_PREFIX = 26
+# The reserved range's size per tier, where Google documents it: "a /29 CIDR block for Basic
+# tier, a /24 CIDR block for High Scale tier, or a /26 CIDR block for Enterprise tier" (Filestore
+# v1 NetworkConfig.reserved_ip_range, googleapis filestore/v1/cloud_filestore_service.proto,
+# read 2026-11). ZONAL and REGIONAL are not listed: Google picks their range (docs/
+# gpu-fabric.md says so).
+FILESTORE_RANGE_PREFIX = {"BASIC_HDD": 29, "BASIC_SSD": 29, "ENTERPRISE": 26}
+
+
+def service_block(args: GkeClusterArgs) -> ipaddress.IPv4Network | None:
+    """The /16 where the stack puts the ranges above: only with a fabric pool on a created
+    network (None otherwise, and when 172.16.0.0/12 has no /16 the cluster's ranges leave free)."""
+    net = args.cluster.network
+    if net.existing or not any(pool.fabric for pool in args.node_pools):
+        return None
+    taken = [ipaddress.ip_network(c) for c in (net.nodes_cidr, net.pods_cidr, net.services_cidr)]
+    taken += [ipaddress.ip_network(c) for c in SKIPPED_BLOCKS]
+    taken.append(ipaddress.ip_network(gke_machines.FABRIC_RANGE))
+    for block in ipaddress.ip_network(SERVICE_SPACE).subnets(new_prefix=16):
+        if not any(block.overlaps(other) for other in taken):
+            return block  # type: ignore[return-value]
+    return None
+
+
+def pinned_address(args: GkeClusterArgs, offset: int) -> str | None:
+    """The first address of a range at `offset` in service_block (None: Google picks)."""
+    block = service_block(args)
+    return None if block is None else str(block.network_address + offset)
+
+
+def filestore_range(args: GkeClusterArgs, name: str, tier: str, names: list[str]) -> str | None:
+    """The reserved range of Filestore `name` (`names`: every Filestore of the stack, in order)
+    where the stack places it (None: Google picks)."""
+    block = service_block(args)
+    prefix = FILESTORE_RANGE_PREFIX.get(tier)
+    if block is None or prefix is None:
+        return None
+    used: set[int] = set()
+    slot = 0
+    for other in names:
+        slot = int(hashlib.sha256(other.encode()).hexdigest(), 16) % FILESTORE_SLOTS
+        while slot in used:
+            slot = (slot + 1) % FILESTORE_SLOTS
+        used.add(slot)
+        if other == name:
+            break
+    start = block.network_address + FILESTORE_OFFSET + slot * 2 ** (32 - FILESTORE_SLOT_PREFIX)
+    return f"{start}/{prefix}"
 
 
 @dataclass(frozen=True)
@@ -82,13 +153,19 @@ def nat_args(args: GkeClusterArgs, router: pulumi.Input[str]) -> dict[str, Any]:
 
 
 def sql_range_args(args: GkeClusterArgs, network: pulumi.Input[str]) -> dict[str, Any]:
-    return {
+    result = {
         "name": namer(args.cluster).name("gcp:compute/globalAddress:GlobalAddress", "name", "sql"),
         "network": network,
         "purpose": "VPC_PEERING",
         "address_type": "INTERNAL",
         "prefix_length": SQL_RANGE_PREFIX,
     }
+    if address := pinned_address(args, SQL_OFFSET):
+        # Outside the fabric's range (service_block); `address` is the range's first address
+        # (pulumi-gcp 10.2.0 compute/global_address.py: "the IP address or beginning of the
+        # address range represented by this resource").
+        result["address"] = address
+    return result
 
 
 def peering_args(network: pulumi.Input[str], reserved_range: pulumi.Input[str], keep: bool) -> dict[str, Any]:

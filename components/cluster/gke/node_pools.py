@@ -25,6 +25,20 @@ from components.config.gke import image_streaming, pool_zones
 from components.config.node_pools import ARM_TAINT, GkeNodePool
 
 NODE_ROLES = ("roles/container.defaultNodeServiceAccount", "roles/artifactregistry.reader")
+# Image streaming with a node account other than the default: "you must make sure the custom
+# service account has the Service Usage Consumer (roles/serviceusage.serviceUsageConsumer) IAM
+# role in the project that hosts the container image" (GKE image streaming, Requirements:
+# https://docs.cloud.google.com/kubernetes-engine/docs/how-to/image-streaming, quoted in
+# /work/review26/gke.md §4, read 2026-11); without it pulls silently fall back to full downloads.
+STREAMING_ROLE = "roles/serviceusage.serviceUsageConsumer"
+
+
+def node_roles(args: GkeClusterArgs) -> tuple[str, ...]:
+    """The node account's project roles: NODE_ROLES, and STREAMING_ROLE when a pool streams."""
+    if any(image_streaming(pool) for pool in args.node_pools):
+        return (*NODE_ROLES, STREAMING_ROLE)
+    return NODE_ROLES
+
 
 # GKE's default scopes, not cloud-platform: what the node's own agents use (image pulls,
 # logging, monitoring); IAM on the account above limits them further.
@@ -165,16 +179,18 @@ def management(args: GkeClusterArgs, capacity_type: str = "onDemand") -> dict[st
     return {"auto_repair": repair, "auto_upgrade": True}
 
 
-def local_ssd_config(pool: GkeNodePool) -> dict[str, Any]:
+def local_ssd_config(pool: GkeNodePool, machine_type: str | None = None) -> dict[str, Any]:
     """Local SSDs as the nodes' ephemeral storage (emptyDirs, images), RAID0 when several:
     `ephemeral_storage_local_ssd_config` (pulumi-gcp 10.2.0 container/_inputs.py
-    NodePoolNodeConfigEphemeralStorageLocalSsdConfigArgs; count 0 = the machine's own SSDs on
-    series that come with them: components/config/gke_machines.py BUNDLED_SSD_SERIES). ForceNew
-    (terraform-provider-google@e03b762 node_config.go:454): adding or changing it replaces the
-    pool. Nothing on pools without localNvme."""
+    NodePoolNodeConfigEphemeralStorageLocalSsdConfigArgs) for `machine_type` (default: the
+    pool's). The count is gke_machines.ephemeral_ssd_count: 0 only where the API documents it
+    as the machine's own number (Gen3 series). ForceNew (terraform-provider-google@e03b762
+    node_config.go:454): adding or changing it replaces the pool. Nothing on pools without
+    localNvme."""
     if pool.local_nvme is None:
         return {}
-    return {"ephemeral_storage_local_ssd_config": {"local_ssd_count": pool.local_nvme.count}}
+    count = gke_machines.ephemeral_ssd_count(machine_type or pool.machine_type, pool.local_nvme.count)
+    return {"ephemeral_storage_local_ssd_config": {"local_ssd_count": count}}
 
 
 def image_streaming_config(pool: GkeNodePool) -> dict[str, Any]:
@@ -189,17 +205,29 @@ def image_streaming_config(pool: GkeNodePool) -> dict[str, Any]:
     return {}
 
 
+# Fabrics whose machines GKE's compact placement documents: its Standard limitations list the
+# GPUs "A100, L4 and H100" (https://cloud.google.com/kubernetes-engine/docs/how-to/
+# compact-placement, read 2026-11; /work/research26/fabric.md §2.4), i.e. A3 Mega (tcpxo). A3
+# Ultra/A4 (rdma, H200/B200) are not listed; their capacity comes from dense reservations that
+# place the VMs themselves (cluster-toolkit@1047080 examples/gke-a3-ultragpu: a reservation, no
+# placement policy).
+COMPACT_FABRICS = ("tcpxo",)
+
+
 def compact_placement(pool: GkeNodePool, sub: SubPool) -> bool:
-    """Fabric pools' nodes close together (placement_policy COMPACT, single zone), except where
-    GKE refuses it: queued provisioning, and flex-start on machines other than A3 Ultra and A4
+    """A tcpxo pool's nodes close together (placement_policy COMPACT, single zone), except where
+    GKE refuses it or the capacity is already placed: queued provisioning and flex-start
     (GoogleCloudPlatform/cluster-toolkit@1047080 modules/compute/gke-node-pool/main.tf
-    preconditions :383-460). ForceNew, like the additional node networks ("you cannot add or
-    remove node network or Pod network interfaces after creating a node pool":
-    https://cloud.google.com/kubernetes-engine/docs/how-to/setup-multinetwork-support-for-pods,
-    read 2026-11)."""
-    if not pool.fabric or queued_provisioning(pool):
+    preconditions :383-460: COMPACT not with queued provisioning, with flex-start only on A3
+    Ultra/A4), and a specific reservation, whose VMs exist where the reservation put them
+    (cluster-toolkit@v1.95.0 examples/gke-a3-megagpu/gke-a3-megagpu.yaml:127-141 consumes a
+    SPECIFIC_RESERVATION and sets no placement policy). ForceNew, like the additional node
+    networks ("you cannot add or remove node network or Pod network interfaces after creating a
+    node pool": https://cloud.google.com/kubernetes-engine/docs/how-to/setup-multinetwork-support-
+    for-pods, read 2026-11)."""
+    if pool.fabric not in COMPACT_FABRICS or queued_provisioning(pool):
         return False
-    return not (sub.capacity_type == "flexStart" and pool.fabric == "tcpxo")
+    return sub.capacity_type not in ("flexStart", "reservation")
 
 
 def node_pool_args(
@@ -236,7 +264,7 @@ def node_pool_args(
     }
     if pool.gpu:
         node_config["guest_accelerators"] = [_accelerator(pool, operator)]
-    node_config.update(local_ssd_config(pool))
+    node_config.update(local_ssd_config(pool, sub.machine_type))
     node_config.update(image_streaming_config(pool))
     if pool.fabric:
         node_config["gvnic"] = {"enabled": True}
@@ -292,7 +320,7 @@ def pools(
     project: str,
     opts: pulumi.ResourceOptions,
 ) -> dict[str, list[gcp.container.NodePool]]:
-    """The nodes' grants (NODE_ROLES for `account`) and the node pools: per configured pool (in
+    """The nodes' grants (node_roles for `account`) and the node pools: per configured pool (in
     the Args' order) its GKE node pools (several for a pool with a ComputeClass); before them
     the networks of the pools' GPU fabrics (components/cluster/gke/fabric.py), which fabric
     pools wait for."""
@@ -300,7 +328,7 @@ def pools(
         gcp.projects.IAMMember(
             f"nodes-{role.rsplit('/', 1)[-1]}", project=project, role=role, member=account.member, opts=opts
         )
-        for role in NODE_ROLES
+        for role in node_roles(args)
     ]
     fabric_networks = fabric.networks(args, project, opts)
     return {

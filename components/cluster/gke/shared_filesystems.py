@@ -113,13 +113,22 @@ def shared_vpc(args: GkeClusterArgs, project: str) -> bool:
     return len(parts) > 1 and parts[0] == "projects" and parts[1] != project
 
 
-def filestore_network(args: GkeClusterArgs, project: str, network: pulumi.Input[str]) -> dict[str, Any]:
+def filestore_network(
+    args: GkeClusterArgs, project: str, network: pulumi.Input[str], fs: FilestoreFs | None = None
+) -> dict[str, Any]:
     if shared_vpc(args, project):
         # "To provision Filestore instances with shared-vpc from service project,
         # PRIVATE_SERVICE_ACCESS mode must be used" (gcp-filestore-csi-driver docs via
         # /work/research26/shared-fs.md §1); the host project owns the network's PSA.
         return {"network": network, "modes": ["MODE_IPV4"], "connect_mode": "PRIVATE_SERVICE_ACCESS"}
-    return {"network": network_name(network), "modes": ["MODE_IPV4"], "connect_mode": "DIRECT_PEERING"}
+    result = {"network": network_name(network), "modes": ["MODE_IPV4"], "connect_mode": "DIRECT_PEERING"}
+    if fs is not None:
+        # Beside a GPU fabric: out of 192.168.0.0/16, where the tier's range size is documented
+        # (gke_network.filestore_range).
+        names = [other.name for other in args.shared_filesystems if isinstance(other, FilestoreFs)]
+        if reserved := gke_network.filestore_range(args, fs.name, fs.tier, names):
+            result["reserved_ip_range"] = reserved
+    return result
 
 
 def export_options(args: GkeClusterArgs) -> list[dict[str, Any]]:
@@ -153,7 +162,7 @@ def filestore_args(
         "location": location(args, fs),
         "tier": fs.tier,
         "file_shares": share,
-        "networks": [filestore_network(args, project, network)],
+        "networks": [filestore_network(args, project, network, fs)],
         "description": f"Determined shared filesystem {fs.name} of {args.cluster.name}",
         # The API's own guard besides Pulumi's protect (pulumi-gcp 10.2.0 InstanceArgs
         # .deletion_protection_enabled).
@@ -270,13 +279,17 @@ def fuse_identity(
 
 
 def lustre_range_args(args: GkeClusterArgs, network: pulumi.Input[str]) -> dict[str, Any]:
-    return {
+    result = {
         "name": namer(args.cluster).name(ADDRESS, "name", "lustre"),
         "network": network,
         "purpose": "VPC_PEERING",
         "address_type": "INTERNAL",
         "prefix_length": LUSTRE_RANGE_PREFIX,
     }
+    # Beside a GPU fabric: out of 192.168.0.0/16 (gke_network.service_block).
+    if address := gke_network.pinned_address(args, gke_network.LUSTRE_OFFSET):
+        result["address"] = address
+    return result
 
 
 def lustre_firewall_args(
