@@ -13,7 +13,7 @@ import functools
 
 import pytest
 import yaml
-from conftest import EKS, ROOT, make_config
+from conftest import EKS, P5_POOL, ROOT, make_config
 from crds import crd_problems
 from planning import of_type, plan_for, resource
 
@@ -26,11 +26,8 @@ from plan import mocks
 KEYS = ROOT / "tests" / "data" / "chart-keys"
 
 H100 = {
+    **P5_POOL,
     "name": "h100",
-    "machineType": "p5.48xlarge",
-    "gpu": {"type": "h100", "count": 8},
-    "fabric": "efa",
-    "zones": ["us-east-1a"],
     "localNvme": {},
     "fastImagePulls": True,
     "maxNodes": 4,
@@ -162,29 +159,61 @@ def test_the_launch_template_leaves_to_the_group_what_eks_refuses_in_it():
         }
 
 
-def test_efa_interfaces_one_ena_primary_then_an_efa_only_per_card_in_the_efa_group():
+def test_efa_interfaces_an_efa_primary_then_an_efa_only_per_other_card_in_the_efa_group():
     template = inputs(featured(), "ec2/launchTemplate:LaunchTemplate", "h100")
     efa_sg = EFA_SG
     interfaces = template["networkInterfaces"]
     primary, *efa_only = interfaces
-    assert (primary["networkCardIndex"], primary["deviceIndex"], primary["interfaceType"]) == (
-        0,
-        0,
-        "interface",
-    )
+    # The primary is card 0's EFA (with ENA), so that card 0's second slot stays free for the
+    # VPC CNI's second ENI (p5.48xlarge has two interfaces on card 0; launch_templates.py).
+    assert (primary["networkCardIndex"], primary["deviceIndex"], primary["interfaceType"]) == (0, 0, "efa")
     assert primary["securityGroups"][1] == efa_sg and len(primary["securityGroups"]) == 2
     # EKS adds no cluster security group beside a template's own: the template names it.
     cluster = featured().recorder.outputs[("aws:eks/cluster:Cluster", "cluster")]
     assert primary["securityGroups"][0] == cluster["vpcConfig"]["clusterSecurityGroupId"]
     assert primary["associatePublicIpAddress"] == "false"
-    assert len(efa_only) == eks_instances.efa_interfaces("p5.48xlarge") == 32
+    # One EFA device per card, as many as task pods request.
+    assert len(interfaces) == eks_instances.efa_interfaces("p5.48xlarge") == 32
     assert {i["interfaceType"] for i in efa_only} == {"efa-only"}
-    assert [i["networkCardIndex"] for i in efa_only] == list(range(32))
-    assert efa_only[0]["deviceIndex"] == 1 and {i["deviceIndex"] for i in efa_only[1:]} == {0}
+    assert [i["networkCardIndex"] for i in efa_only] == list(range(1, 32))
+    assert {i["deviceIndex"] for i in efa_only} == {0}
     assert all(i["securityGroups"] == [efa_sg] for i in efa_only)
+    assert [i for i in interfaces if i["networkCardIndex"] == 0] == [primary]
     placement = inputs(featured(), "ec2/placementGroup:PlacementGroup", "h100-efa")
     assert placement["strategy"] == "cluster"
     assert template["placement"] == {"groupName": placement["name"]} == {"groupName": "det-h100"}
+
+
+def test_the_fixed_name_placement_group_is_deleted_before_it_is_replaced():
+    # Its name is fixed and unique per account and region: created first, the new one would clash.
+    placement = resource(featured(), "ec2/placementGroup:PlacementGroup", "h100-efa")
+    assert placement["options"].get("deleteBeforeReplace") is True
+
+
+def test_a_one_card_efa_type_has_its_efa_as_the_primary_only():
+    assert launch_templates.efa_layout("p5.4xlarge", efa_primary=True) == [(0, 0, "efa")]
+    assert launch_templates.efa_layout("p5.4xlarge") == [(0, 0, "interface"), (0, 1, "efa-only")]
+
+
+FAST_ON_EBS = {"name": "fast", "machineType": "m6i.2xlarge", "fastImagePulls": True}
+
+
+def test_fast_image_pulls_onto_the_root_volume_get_600_mib_s_of_gp3_throughput():
+    # nodeadm recommends at least 600 MiB/s for FastImagePull; with localNvme images are on the RAID0.
+    _, fast = pool(raw(FAST_ON_EBS), "fast")
+    (root,) = launch_templates.launch_template_args(fast, {})["block_device_mappings"]
+    assert root["ebs"]["throughput"] == 600 and root["ebs"]["volume_type"] == "gp3"
+    args, karpenter_fast = pool(raw(FAST_ON_EBS, autoscaler="karpenter"), "fast")
+    node_class = karpenter_nodes.node_class(args, karpenter_fast, "det-karpenter-nodes")
+    assert node_class["spec"]["blockDeviceMappings"][0]["ebs"]["throughput"] == 600
+    assert crd_problems(node_class) == []
+    # Images on the instance store (h100: localNvme and fastImagePulls): gp3's baseline.
+    for name in ("h100", "l4"):
+        (root,) = inputs(featured(), "ec2/launchTemplate:LaunchTemplate", name)["blockDeviceMappings"]
+        assert "throughput" not in root["ebs"], name
+    args, h100 = pool(raw(H100, autoscaler="karpenter"), "h100")
+    spec = karpenter_nodes.node_class(args, h100, "det-karpenter-nodes")["spec"]
+    assert "throughput" not in spec["blockDeviceMappings"][0]["ebs"]
 
 
 def test_user_data_is_a_mime_nodeconfig_with_raid0_and_fast_image_pulls_as_asked():
@@ -233,6 +262,27 @@ def test_the_device_plugin_runs_on_the_efa_types_and_tolerates_the_pools_taints(
     ]
     assert chart_value_problems("aws-efa-k8s-device-plugin", "v0.5.30", values) == []
     assert chart_value_problems("aws-efa-k8s-device-plugin", "v0.5.30", {"toleration": []}) != []
+    # The image from the EKS registry of the cluster's region (eks-dev: us-east-1), not us-west-2's.
+    assert values["image"] == {
+        "repository": "602401143452.dkr.ecr.us-east-1.amazonaws.com/eks/aws-efa-k8s-device-plugin"
+    }
+
+
+@pytest.mark.parametrize(
+    ("region", "registry"),
+    [
+        ("eu-north-1", "602401143452.dkr.ecr.eu-north-1.amazonaws.com"),
+        ("ap-southeast-3", "296578399912.dkr.ecr.ap-southeast-3.amazonaws.com"),
+        ("me-central-1", "759879836304.dkr.ecr.me-central-1.amazonaws.com"),
+        ("cn-north-1", "918309763551.dkr.ecr.cn-north-1.amazonaws.com.cn"),
+        ("us-gov-east-1", "151742754352.dkr.ecr.us-gov-east-1.amazonaws.com"),
+        # Regions nodeadm does not list: its fallbacks.
+        ("cn-south-9", "961992271922.dkr.ecr.cn-northwest-1.amazonaws.com.cn"),
+        ("mx-central-1", "602401143452.dkr.ecr.us-west-2.amazonaws.com"),
+    ],
+)
+def test_the_device_plugin_image_comes_from_the_regions_eks_registry(region, registry):
+    assert efa.image_repository(region) == f"{registry}/eks/aws-efa-k8s-device-plugin"
 
 
 # --- autoscaler node-template tags ------------------------------------------------------------

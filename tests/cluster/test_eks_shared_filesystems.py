@@ -102,6 +102,17 @@ def rules_of(result, group_id: str) -> set[tuple[int, int, str]]:
     return found
 
 
+def egress_of(result, group_id: str) -> set[tuple[int, int, str]]:
+    """(from, to, destination) of every egress rule of the security group `group_id`."""
+    found = set()
+    for rule in of_type(result, "vpc/securityGroupEgressRule:SecurityGroupEgressRule"):
+        inputs = rule["inputs"]
+        if inputs["securityGroupId"] == group_id:
+            assert inputs["ipProtocol"] == "tcp" and "cidrIpv4" not in inputs, rule
+            found.add((inputs["fromPort"], inputs["toPort"], inputs["referencedSecurityGroupId"]))
+    return found
+
+
 def group_id_of(result, name: str) -> str:
     """A security group's id, as the resources using it name it."""
     if name.startswith("efs"):
@@ -226,12 +237,54 @@ def test_fsx_admits_lustre_from_the_cluster_and_itself_and_the_cluster_admits_it
     assert back == {(low, high, fsx_sg) for low, high in lustre}
 
 
+def test_fsx_sends_lustre_to_itself_and_to_the_cluster():
+    # The provider removes AWS's default allow-all egress: without these the file servers could
+    # not reach each other nor their clients (FSx user guide, limit-access-security-groups).
+    result = dev()
+    cluster_sg, fsx_sg = cluster_security_group(result), group_id_of(result, "fsx-scratch")
+    assert egress_of(result, fsx_sg) == {
+        (low, high, dst) for low, high in [(988, 988), (1018, 1023)] for dst in (cluster_sg, fsx_sg)
+    }
+    # FSx checks the group's rules when it creates the file system: all exist before it.
+    fs = resource(result, "fsx/lustreFileSystem:LustreFileSystem", "fsx-scratch")
+    needed = {
+        r["urn"]
+        for r in of_type(result, "vpc/securityGroupEgressRule:SecurityGroupEgressRule")
+        if r["inputs"]["securityGroupId"] == fsx_sg
+    }
+    assert len(needed) == 4 and needed <= set(fs["dependsOn"])
+
+
+def _without_s3(raw):
+    raw["sharedFilesystems"] = [{k: v for k, v in fs.items() if k != "s3"} for fs in raw["sharedFilesystems"]]
+    return raw
+
+
 def test_fsx_backs_up_and_leaves_a_final_backup_in_prod_only():
-    dev_fs = resource(dev(), "fsx/lustreFileSystem:LustreFileSystem", "fsx-scratch")["inputs"]
-    prod_fs = resource(prod(), "fsx/lustreFileSystem:LustreFileSystem", "fsx-scratch")["inputs"]
+    dev_fs = resource(
+        plan_for(_without_s3(dev_config()), stack="eks-dev"),
+        "fsx/lustreFileSystem:LustreFileSystem",
+        "fsx-scratch",
+    )["inputs"]
+    prod_fs = resource(
+        plan_for(
+            _without_s3(dev_config(environment="prod", cluster={"name": "det-prod", "region": "us-east-1"})),
+            stack="eks-p",
+        ),
+        "fsx/lustreFileSystem:LustreFileSystem",
+        "fsx-scratch",
+    )["inputs"]
     assert dev_fs["skipFinalBackup"] is True and dev_fs["automaticBackupRetentionDays"] == 0
     assert prod_fs["skipFinalBackup"] is False and prod_fs["automaticBackupRetentionDays"] == 30
     assert prod_fs["finalBackupTags"]["Name"] == "det-prod-scratch-final"
+
+
+def test_fsx_linked_to_s3_takes_no_backups_even_in_prod():
+    # FSx does not back up a file system linked to S3; a final backup would fail the deletion.
+    prod_fs = resource(prod(), "fsx/lustreFileSystem:LustreFileSystem", "fsx-scratch")["inputs"]
+    assert resource(prod(), "fsx/dataRepositoryAssociation:DataRepositoryAssociation", "fsx-scratch")
+    assert prod_fs["skipFinalBackup"] is True and prod_fs["automaticBackupRetentionDays"] == 0
+    assert "finalBackupTags" not in prod_fs
 
 
 def test_the_s3_link_imports_and_exports_only_when_asked_and_never_deletes():

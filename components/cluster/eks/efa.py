@@ -52,6 +52,68 @@ ALL_PROTOCOLS = "-1"
 # of instances within a single Availability Zone"), read 2026-11.
 PLACEMENT_STRATEGY = "cluster"
 
+# The plugin's image from the EKS registry of the cluster's own region: the chart's default is
+# us-west-2's (602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/aws-efa-k8s-device-plugin,
+# tests/data/chart-keys/aws-efa-k8s-device-plugin-v0.5.30.txt), which nodes elsewhere pull
+# across regions and a cluster reaching ECR only through VPC endpoints cannot pull at all. The
+# account per region and the fallbacks are nodeadm's for EKS's own images (`accountsByRegion`,
+# `getEKSRegistryCoordinates`: awslabs/amazon-eks-ami@4d8c261
+# nodeadm/internal/aws/ecr/ecr.go); China's registries are under amazonaws.com.cn.
+IMAGE_PATH = "eks/aws-efa-k8s-device-plugin"
+EKS_REGISTRY_ACCOUNT = "602401143452"
+EKS_REGISTRY_ACCOUNTS = {
+    "af-south-1": "877085696533",
+    "ap-east-1": "800184023465",
+    "ap-south-2": "900889452093",
+    "ap-southeast-3": "296578399912",
+    "ap-southeast-4": "491585149902",
+    "ap-southeast-5": "151610086707",
+    "ca-west-1": "761377655185",
+    "cn-north-1": "918309763551",
+    "cn-northwest-1": "961992271922",
+    "eu-central-2": "900612956339",
+    "eu-south-1": "590381155156",
+    "eu-south-2": "455263428931",
+    "il-central-1": "066635153087",
+    "me-central-1": "759879836304",
+    "me-south-1": "558608220178",
+    "us-gov-east-1": "151742754352",
+    "us-gov-west-1": "013241004608",
+}
+# The regions nodeadm maps to 602401143452 in their own region (the others it does not list
+# fall back to us-west-2's registry, or to their partition's for us-gov- and cn-).
+EKS_REGISTRY_DEFAULT_REGIONS = frozenset(
+    {
+        *(f"ap-northeast-{n}" for n in (1, 2, 3)),
+        "ap-south-1",
+        "ap-southeast-1",
+        "ap-southeast-2",
+        "ca-central-1",
+        "eu-central-1",
+        "eu-north-1",
+        *(f"eu-west-{n}" for n in (1, 2, 3)),
+        "sa-east-1",
+        *(f"us-east-{n}" for n in (1, 2)),
+        *(f"us-west-{n}" for n in (1, 2)),
+    }
+)
+
+
+def image_repository(region: str) -> str:
+    """The device plugin's image repository in the EKS registry serving `region`."""
+    if region in EKS_REGISTRY_ACCOUNTS:
+        account, serving = EKS_REGISTRY_ACCOUNTS[region], region
+    elif region in EKS_REGISTRY_DEFAULT_REGIONS:
+        account, serving = EKS_REGISTRY_ACCOUNT, region
+    elif region.startswith("us-gov-"):
+        account, serving = EKS_REGISTRY_ACCOUNTS["us-gov-west-1"], "us-gov-west-1"
+    elif region.startswith("cn-"):
+        account, serving = EKS_REGISTRY_ACCOUNTS["cn-northwest-1"], "cn-northwest-1"
+    else:
+        account, serving = EKS_REGISTRY_ACCOUNT, "us-west-2"
+    domain = "amazonaws.com.cn" if serving.startswith("cn-") else "amazonaws.com"
+    return f"{account}.dkr.ecr.{serving}.{domain}/{IMAGE_PATH}"
+
 
 def efa_pools(pools: Sequence[EksNodePool]) -> list[EksNodePool]:
     return [pool for pool in pools if pool.fabric == "efa"]
@@ -115,15 +177,22 @@ def network(
     group = aws.ec2.SecurityGroup("efa", opts=opts, **security_group_args(args, vpc_id))
     ingress = aws.vpc.SecurityGroupIngressRule("efa-self", opts=opts, **self_rule_args(group.id))
     egress = aws.vpc.SecurityGroupEgressRule("efa-self", opts=opts, **self_rule_args(group.id))
+    # Its name is fixed (placement_group_name) and unique per account and region: a replacement
+    # must delete the old group before it creates the new one, which EC2 would refuse as a
+    # duplicate name (CreatePlacementGroup, above) while both exist.
+    replace = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(delete_before_replace=True))
     placement = {
-        pool.name: aws.ec2.PlacementGroup(f"{pool.name}-efa", opts=opts, **placement_group_args(args, pool))
+        pool.name: aws.ec2.PlacementGroup(
+            f"{pool.name}-efa", opts=replace, **placement_group_args(args, pool)
+        )
         for pool in pools
     }
     return EfaNetwork(group, placement, [group, ingress, egress, *placement.values()])
 
 
-def values(node_pools: Sequence[EksNodePool]) -> dict[str, Any]:
-    """The plugin on the EFA pools' nodes: it tolerates their taints (the GPU taint and the
+def values(node_pools: Sequence[EksNodePool], region: str) -> dict[str, Any]:
+    """The plugin on the EFA pools' nodes, its image from the region's EKS registry
+    (image_repository; the chart's tag): it tolerates their taints (the GPU taint and the
     pools' own; the chart tolerates only CriticalAddonsOnly, templates/daemonset.yaml, so GPU
     nodes would get no plugin and advertise no EFA), and runs on their instance types only
     (`supportedInstanceLabels.values`, a node affinity on node.kubernetes.io/instance-type; the
@@ -135,11 +204,17 @@ def values(node_pools: Sequence[EksNodePool]) -> dict[str, Any]:
             if taint.key != GPU_TAINT.key and taint.toleration not in tolerations:
                 tolerations.append(taint.toleration)
     types = sorted({t for pool in pools for t in pool.machine_types})
-    return {"tolerations": tolerations, "supportedInstanceLabels": {"values": types}}
+    return {
+        "image": {"repository": image_repository(region)},
+        "tolerations": tolerations,
+        "supportedInstanceLabels": {"values": types},
+    }
 
 
-def release_args(node_pools: Sequence[EksNodePool]) -> dict[str, Any]:
-    return release.release_args(RELEASE, CHART, VERSION, NAMESPACE, values(node_pools), repository=REPOSITORY)
+def release_args(node_pools: Sequence[EksNodePool], region: str) -> dict[str, Any]:
+    return release.release_args(
+        RELEASE, CHART, VERSION, NAMESPACE, values(node_pools, region), repository=REPOSITORY
+    )
 
 
 def device_plugin(args: EksClusterArgs, opts: pulumi.ResourceOptions) -> k8s.helm.v3.Release | None:
@@ -147,4 +222,4 @@ def device_plugin(args: EksClusterArgs, opts: pulumi.ResourceOptions) -> k8s.hel
     when a pool asks for EFA."""
     if not efa_pools(args.node_pools):
         return None
-    return k8s.helm.v3.Release(RELEASE, opts=opts, **release_args(args.node_pools))
+    return k8s.helm.v3.Release(RELEASE, opts=opts, **release_args(args.node_pools, args.cluster.region))

@@ -214,10 +214,11 @@ def reservation_terms(pool: EksNodePool) -> list[dict[str, Any]]:
 #   own NodeConfig after it and its fields win ("Any values configured by the Karpenter
 #   generated NodeConfig object will take precedent", nodeclasses.md ~1393-1397), but it sets
 #   no featureGates;
-# - networkInterfaces: the same layout as a managed group's launch template
-#   (launch_templates.efa_layout; the CRD's CEL wants card 0 / device 0 `interface` and at most
-#   one efa-only per card); every interface gets the node class's security groups, here the
-#   cluster's and the EFA group (efa.SECURITY_GROUP_TAG);
+# - networkInterfaces: launch_templates.efa_layout with an ENA primary and an efa-only beside it
+#   on card 0 (the CRD's CEL wants card 0 / device 0 `interface` and at most one efa-only per
+#   card; a managed group's template makes card 0's EFA the primary instead); every interface
+#   gets the node class's security groups, here the cluster's and the EFA group
+#   (efa.SECURITY_GROUP_TAG);
 # - placementGroupSelector: the pool's cluster placement group, by name (one per node class;
 #   the controller needs ec2:DescribePlacementGroups, karpenter.py). The pool's one zone (config
 #   rules) is already a NodePool requirement (`requirements`).
@@ -264,6 +265,9 @@ def node_class(args: EksClusterArgs, pool: EksNodePool, node_role_name: str) -> 
         ],
         "metadataOptions": dict(METADATA_OPTIONS),
     }
+    throughput = launch_templates.root_throughput(pool)
+    if throughput is not None:
+        spec["blockDeviceMappings"][0]["ebs"]["throughput"] = throughput
     if args.cluster.tags:
         spec["tags"] = dict(args.cluster.tags)
     terms = reservation_terms(pool)

@@ -67,6 +67,18 @@ MIME_BOUNDARY = "//DETERMINED-NODECONFIG"
 # cost the subnet nothing; the VPC CNI must be 1.18.5 or newer (EKS user guide node-efa).
 PRIMARY_INTERFACE = "interface"
 EFA_ONLY_INTERFACE = "efa-only"
+# A managed group's primary is instead an EFA with ENA (`efa`: IP traffic and an EFA device,
+# the layout of terraform-aws-modules/terraform-aws-eks@bef29c4
+# modules/eks-managed-node-group/main.tf:57-64), so that card 0 keeps a free slot for the VPC
+# CNI's second ENI. The CNI uses only the default card ("VPC CNI only uses the default network
+# interface", aws/karpenter-provider-aws@v1.14.1 pkg/providers/instancetype/types.go:489-491)
+# and p5/p5e.48xlarge have two interfaces on it (NetworkCards[0].MaximumNetworkInterfaces 2,
+# IPv4PerInterface 50: zz_generated.vpclimits.go at that tag): an efa-only at (0, 1) would leave
+# the primary's 49 pod addresses while EKS sizes kubelet's max pods for two ENIs (about 100),
+# and pods past 49 would fail with "failed to assign an IP address". Karpenter keeps the ENA
+# primary (its CRD's CEL wants card 0 / device 0 `interface`) and lowers max pods itself for an
+# efa-only interface on card 0 (same types.go:495-499). The EFA devices are as many either way.
+EFA_PRIMARY_INTERFACE = "efa"
 
 
 def needs_launch_template(pool: EksNodePool) -> bool:
@@ -106,10 +118,14 @@ def user_data(pool: EksNodePool) -> str | None:
     )
 
 
-def efa_layout(instance_type: str) -> list[tuple[int, int, str]]:
+def efa_layout(instance_type: str, efa_primary: bool = False) -> list[tuple[int, int, str]]:
     """(network card, device index, interface type) of every interface of an EFA node: the
-    primary ENA interface, then one EFA-only interface per EFA card."""
+    primary ENA interface, then one EFA-only interface per EFA card; with `efa_primary` (managed
+    groups, EFA_PRIMARY_INTERFACE) the primary is card 0's EFA and the EFA-only ones are on the
+    other cards."""
     cards = eks_instances.efa_interfaces(instance_type)
+    if efa_primary:
+        return [(0, 0, EFA_PRIMARY_INTERFACE)] + [(card, 0, EFA_ONLY_INTERFACE) for card in range(1, cards)]
     return [(0, 0, PRIMARY_INTERFACE)] + [
         (card, 1 if card == 0 else 0, EFA_ONLY_INTERFACE) for card in range(cards)
     ]
@@ -118,13 +134,13 @@ def efa_layout(instance_type: str) -> list[tuple[int, int, str]]:
 def network_interfaces(
     instance_type: str, cluster_security_group: Any, efa_security_group: Any
 ) -> list[dict[str, Any]]:
-    """The EFA node's interfaces: the primary in the cluster security group (which EKS would
-    have added) and the EFA one, the EFA-only ones in the EFA group (EFA's OS-bypass traffic
+    """The EFA node's interfaces: the primary (an EFA with ENA) in the cluster security group
+    (which EKS would have added) and the EFA one, the EFA-only ones in the EFA group (EFA's OS-bypass traffic
     needs a group allowing all traffic to and from itself: EC2 user guide create-efa.md,
     "Considerations"). No subnet (the group's), no public address."""
     found = []
-    for card, device, kind in efa_layout(instance_type):
-        primary = kind == PRIMARY_INTERFACE
+    for card, device, kind in efa_layout(instance_type, efa_primary=True):
+        primary = (card, device) == (0, 0)
         found.append(
             {
                 "network_card_index": card,
@@ -140,19 +156,36 @@ def network_interfaces(
     return found
 
 
+# FastImagePull with images on the root volume: "Ensure you've configured additional EBS
+# throughput for your instance root volume. We recommend at least 600MiB/s ... Below that
+# value, you may see longer image pull times with this flag" (awslabs/amazon-eks-ami@81fec2e
+# nodeadm/doc/examples.md:155-175); gp3's baseline is 125 MiB/s and 3000 IOPS, and 600 MiB/s
+# stays within gp3's 0.25 MiB/s per provisioned IOPS at that baseline (EBS user guide, "General
+# Purpose SSD volumes", https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html,
+# read 2026-11). With localNvme containerd lives on the RAID0 instead (setup-local-disks binds
+# /var/lib/containerd and soci: nodeadm/internal/system/local_disk.go:36-43 at that commit).
+FAST_PULL_ROOT_THROUGHPUT = 600
+
+
+def root_throughput(pool: EksNodePool) -> int | None:
+    """The root gp3's throughput (MiB/s) when images are pulled fast onto it, else None (gp3's
+    baseline)."""
+    return FAST_PULL_ROOT_THROUGHPUT if pool.fast_image_pulls and not pool.local_nvme else None
+
+
 def block_device_mappings(pool: EksNodePool) -> list[dict[str, Any]]:
-    """The root volume, as the group's diskSize would make it (gp3, encrypted)."""
-    return [
-        {
-            "device_name": ROOT_DEVICE,
-            "ebs": {
-                "volume_size": pool.disk_size_gb,
-                "volume_type": "gp3",
-                "encrypted": "true",
-                "delete_on_termination": "true",
-            },
-        }
-    ]
+    """The root volume, as the group's diskSize would make it (gp3, encrypted), with more
+    throughput for fast image pulls onto it (root_throughput)."""
+    ebs: dict[str, Any] = {
+        "volume_size": pool.disk_size_gb,
+        "volume_type": "gp3",
+        "encrypted": "true",
+        "delete_on_termination": "true",
+    }
+    throughput = root_throughput(pool)
+    if throughput is not None:
+        ebs["throughput"] = throughput
+    return [{"device_name": ROOT_DEVICE, "ebs": ebs}]
 
 
 def launch_template_args(

@@ -8,8 +8,9 @@ mounts them (components.cluster.SharedVolume).
   one POSIX user under /determined/<name> (mode 0770), and the EKS add-on aws-efs-csi-driver
   with its role through Pod Identity.
 - fsxLustre: a PERSISTENT_2 SSD file system in one subnet of the mounting pools' zone, a
-  security group admitting Lustre from the cluster's and from itself (and the cluster's
-  admitting it back), an optional S3 data repository association, and the FSx CSI driver chart
+  security group admitting Lustre from the cluster's and from itself and sending it to both
+  (and the cluster's admitting it back), an optional S3 data repository association (then no
+  FSx backups: S3 holds the data), and the FSx CSI driver chart
   (components/addons/fsx_csi_driver.py).
 
 Research and sources: each constant below cites its own.
@@ -79,6 +80,12 @@ FSX_BACKUP_DAYS = {"dev": 0, "prod": 30}
 # ports ("Lustre Client VPC Security Group Rules", FSx for Lustre user guide
 # limit-access-security-groups, as mirrored in siagholami/aws-documentation@6bb7677
 # documents/amazon-fsx-lustre-user-guide/doc_source/limit-access-security-groups.md).
+# The same ports outbound, to itself and to the clients' group: "If your security group doesn't
+# allow all outbound traffic, add the following outbound rules ... These rules allow traffic
+# between Amazon FSx for Lustre file servers and Lustre clients, and between Lustre file
+# servers" (limit-access-security-groups above). Ours allows none: AWS's default allow-all
+# egress rule is removed when the provider creates a VPC security group ("this provider will
+# remove this default rule", pulumi-aws 7.51.1 pulumi_aws/ec2/security_group.py:445).
 LUSTRE_PORTS = ((988, 988), (1018, 1023))
 # The whole file system is the linked S3 path: "/" is allowed for the first (and then only)
 # association (FSx API CreateDataRepositoryAssociation FileSystemPath, read 2026-11 via
@@ -194,6 +201,13 @@ def fsx_file_system_args(
     security_group_id: pulumi.Input[str],
 ) -> dict[str, Any]:
     prod = args.environment == "prod"
+    # FSx takes no backup of a file system linked to S3: "File system backups aren't supported on
+    # file systems that are linked an Amazon S3 data repository" (FSx for Lustre user guide,
+    # "Using data repositories", https://docs.aws.amazon.com/fsx/latest/LustreGuide/
+    # fsx-data-repositories.html; CreateBackup: "Are not linked to a data repository", read
+    # 2026-11). With `s3` the bucket is the durable copy: no daily nor final backup (a final
+    # backup FSx cannot take would fail the deletion).
+    backed_up = fs.s3 is None
     result: dict[str, Any] = {
         "deployment_type": FSX_DEPLOYMENT,
         "storage_type": FSX_STORAGE,
@@ -205,13 +219,13 @@ def fsx_file_system_args(
         # lustre_file_system.py:24, "File systems currently support only one subnet").
         "subnet_ids": subnet_id,
         "security_group_ids": [security_group_id],
-        "automatic_backup_retention_days": FSX_BACKUP_DAYS[args.environment],
+        "automatic_backup_retention_days": FSX_BACKUP_DAYS[args.environment] if backed_up else 0,
         "copy_tags_to_backups": True,
         # A deletion leaves a final backup in prod ("Defaults to `true`", SDK skip_final_backup).
-        "skip_final_backup": not prod,
+        "skip_final_backup": not (prod and backed_up),
         "tags": tags(args, f"{args.cluster.name}-{fs.name}"),
     }
-    if prod:
+    if prod and backed_up:
         result["final_backup_tags"] = tags(args, f"{args.cluster.name}-{fs.name}-final")
     return result
 
@@ -254,18 +268,20 @@ def fsx_subnet(net: Network, zone: str | None) -> pulumi.Output[str]:
     ).apply(lambda v: subnet_in_zone(zone, list(v[0]), list(v[1])))
 
 
-def _ingress(
+def _rule(
+    direction: type[aws.vpc.SecurityGroupIngressRule] | type[aws.vpc.SecurityGroupEgressRule],
     name: str,
     group: pulumi.Input[str],
-    source: pulumi.Input[str],
+    peer: pulumi.Input[str],
     ports: tuple[int, int],
     description: str,
     opts: pulumi.ResourceOptions,
-) -> aws.vpc.SecurityGroupIngressRule:
-    return aws.vpc.SecurityGroupIngressRule(
+) -> pulumi.CustomResource:
+    """A TCP rule of `group` from (ingress) or to (egress) the security group `peer`."""
+    return direction(
         name,
         security_group_id=group,
-        referenced_security_group_id=source,
+        referenced_security_group_id=peer,
         ip_protocol="tcp",
         from_port=ports[0],
         to_port=ports[1],
@@ -301,7 +317,8 @@ def efs(
         tags=tags(args, f"{args.cluster.name}-{name}"),
         opts=data,
     )
-    _ingress(
+    _rule(
+        aws.vpc.SecurityGroupIngressRule,
         f"{name}-from-cluster",
         group.id,
         cluster_security_group,
@@ -365,7 +382,8 @@ def fsx_lustre(
     for low, high in LUSTRE_PORTS:
         ports = f"{low}" if low == high else f"{low}-{high}"
         rules += [
-            _ingress(
+            _rule(
+                aws.vpc.SecurityGroupIngressRule,
                 f"{name}-{ports}-from-cluster",
                 group.id,
                 cluster_security_group,
@@ -373,7 +391,8 @@ def fsx_lustre(
                 "Lustre from the cluster's nodes",
                 opts,
             ),
-            _ingress(
+            _rule(
+                aws.vpc.SecurityGroupIngressRule,
                 f"{name}-{ports}-from-itself",
                 group.id,
                 group.id,
@@ -381,12 +400,31 @@ def fsx_lustre(
                 "Lustre between the file servers",
                 opts,
             ),
-            _ingress(
+            _rule(
+                aws.vpc.SecurityGroupIngressRule,
                 f"{name}-{ports}-to-cluster",
                 cluster_security_group,
                 group.id,
                 (low, high),
                 f"Lustre from FSx {fs.name} to its clients",
+                opts,
+            ),
+            _rule(
+                aws.vpc.SecurityGroupEgressRule,
+                f"{name}-{ports}-out-to-itself",
+                group.id,
+                group.id,
+                (low, high),
+                "Lustre between the file servers",
+                opts,
+            ),
+            _rule(
+                aws.vpc.SecurityGroupEgressRule,
+                f"{name}-{ports}-out-to-cluster",
+                group.id,
+                cluster_security_group,
+                (low, high),
+                "Lustre from the file servers to the cluster's nodes",
                 opts,
             ),
         ]
