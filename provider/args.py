@@ -984,6 +984,9 @@ class ResourcePoolConfig(TypedDict):
     quota: NotRequired[QuotaConfig]
     "{gpu, cpu, memory, limits}: a ResourceQuota (and LimitRange) in the pool's namespace; with scheduler kueue also the pool's ClusterQueue quota. One per namespace; default: none."
 
+    fabric: NotRequired[bool]
+    "Whether the pool's GPU tasks get its node pool's GPU fabric (nodePools[].fabric: EFA devices, TCPXO/RDMA networks), which takes the whole node's fabric for each task pod; false: a pool for GPU tasks smaller than a node (notebooks, single-GPU trials) beside a fabric pool on the same node pool, whose multi-node trials use multiples of the node's GPUs. Default true."
+
     workspace: NotRequired[str]
     "0.35+: the Determined workspace bound to the pool's namespace (1 to 80 characters); default: the pool's name. Refused before 0.35."
 
@@ -1050,7 +1053,7 @@ class SharedFilesystem(TypedDict):
     "filestore: the service tier, ZONAL (default), REGIONAL, ENTERPRISE, BASIC_HDD or BASIC_SSD. Only with kind filestore. One of: ZONAL, REGIONAL, ENTERPRISE, BASIC_HDD, BASIC_SSD."
 
     capacity_gb: NotRequired[int]
-    "filestore: the share's size in GiB, within the tier's range (BASIC_HDD 1024-65433, BASIC_SSD 2560-65433, ZONAL/REGIONAL 1024-102400, ENTERPRISE 1024-10240). Default 1024. Only with kind filestore."
+    "filestore: the share's size in GiB, within the tier's range (BASIC_HDD 1024-65433, BASIC_SSD 2560-65433, ZONAL/REGIONAL 1024-102400: multiples of 256 below 10240, of 2560 from 10240, and a size never moves across 10240 later; ENTERPRISE 1024-10240 in multiples of 256). Default 1024. Only with kind filestore."
 
     zone: NotRequired[str]
     "(filestore) filestore, zonal tiers: the instance's zone, one of the zones of the pools that mount it. Default: the first such zone. (managedLustre) managedLustre: the instance's zone, one of the zones of the pools that mount it. Default: the first such zone. (fsxLustre) fsxLustre: the file system's zone (it lives in one subnet), one of the zones of the pools that mount it. Default: the first such zone. Only with kind filestore, managedLustre, fsxLustre."
@@ -1062,7 +1065,7 @@ class SharedFilesystem(TypedDict):
     "gcsFuse: mount only this directory of the bucket. Default: the whole bucket. Only with kind gcsFuse."
 
     capacity_gib: NotRequired[int]
-    "(managedLustre) managedLustre: capacity in GiB, 9000-7632000 in the steps the throughput allows. Default 18000. (fsxLustre) fsxLustre: storage in GiB, 1200, 2400 or a multiple of 2400. Default 1200. Only with kind managedLustre, fsxLustre."
+    "(managedLustre) managedLustre: capacity in GiB, at most 7632000, from the throughput's minimum in its steps: 1000 from 9000 in 9000s, 500 from 18000 in 18000s, 250 from 36000 in 36000s, 125 from 72000 in 72000s (larger steps above 1530000, 3060000 and 6120000). Default 18000. (fsxLustre) fsxLustre: storage in GiB, 1200, 2400 or a multiple of 2400. Default 1200. Only with kind managedLustre, fsxLustre."
 
     throughput: NotRequired[int]
     "(managedLustre) managedLustre: MB/s per TiB, 125, 250, 500 (default) or 1000. (fsxLustre) fsxLustre: MB/s per TiB, 125, 250 (default), 500 or 1000. Only with kind managedLustre, fsxLustre. One of: 125, 250, 500, 1000."
@@ -1074,7 +1077,7 @@ class SharedFilesystem(TypedDict):
     "efs: the POSIX user the access point maps every request to, owner of its root directory (mode 0770). Default {uid: 1000, gid: 1000}. Only with kind efs."
 
     s3: NotRequired[S3Import]
-    "fsxLustre: an S3 bucket linked as a data repository, {bucket, prefix, export}. Default: none. Only with kind fsxLustre."
+    "fsxLustre: an S3 bucket linked as a data repository, {bucket, prefix, export}, in the stack's region and account; FSx then takes no backups (the bucket is the durable copy). Default: none. Only with kind fsxLustre."
 
     nfs: NotRequired[NfsShare]
     "existing: an NFS export {server, path, mountOptions}; the stack binds it with a PersistentVolume and a claim in every namespace that mounts it. Only with kind existing."

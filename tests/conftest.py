@@ -51,6 +51,31 @@ EKS = {
     "resourcePools": [{"name": "a100", "nodePool": "a100"}, {"name": "aux", "nodePool": "system"}],
 }
 
+# A node pool of each GPU fabric (nodePools[].fabric), in a zone that has the machine; tests
+# add or change keys over them.
+P5_POOL = {
+    "name": "p5",
+    "machineType": "p5.48xlarge",
+    "gpu": {"type": "h100", "count": 8},
+    "fabric": "efa",
+    "zones": ["us-east-1a"],
+}
+MEGA_POOL = {
+    "name": "mega",
+    "machineType": "a3-megagpu-8g",
+    "gpu": {"type": "h100-mega", "count": 8},
+    "fabric": "tcpxo",
+    "zones": ["us-central1-a"],
+}
+ULTRA_POOL = {
+    "name": "ultra",
+    "machineType": "a3-ultragpu-8g",
+    "gpu": {"type": "h200", "count": 8},
+    "fabric": "rdma",
+    "spot": True,
+    "zones": ["us-central1-b"],
+}
+
 
 def raw_config(**overrides: Any) -> dict[str, Any]:
     """BASE with top-level keys replaced (a value of None removes the key)."""

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from components import versions
 from components.config import gke_gpu_sharing
+from components.config.checkpoint_directory import _overlap
 from components.config.errors import Add, format_path
 from components.config.resource_pools import Clash, mount_clashes, volume_clashes
 
@@ -31,6 +32,51 @@ def _fabric(pool: Any) -> str | None:
     return getattr(pool, "fabric", None)
 
 
+# Directories GKE and the fabric layers mount into a GPU task container
+# (components/determined/fabric.py GKE_FABRICS): another mount at one of them, above or below,
+# would be a duplicate mountPath, which the API server refuses (the Job's pods are never
+# created), or would shadow the driver's libraries.
+# - GKE mounts the node's NVIDIA driver at /usr/local/nvidia in every GPU container ("CUDA
+#   libraries ... in /usr/local/nvidia/lib64": https://cloud.google.com/kubernetes-engine/docs/
+#   how-to/gpus, read 2026-11), and the RDMA layer mounts the host's copy there itself.
+# - TCPXO: /usr/local/nvidia/lib64 and /dev/aperture_devices; RDMA: /usr/local/gib (gIB).
+GKE_GPU_PATHS = {"/usr/local/nvidia": "GKE's NVIDIA driver mount in GPU containers"}
+FABRIC_PATHS = {
+    "tcpxo": {
+        "/usr/local/nvidia/lib64": "the TCPXO fabric's NVIDIA and NCCL plugin libraries",
+        "/dev/aperture_devices": "the TCPXO fabric's aperture devices",
+    },
+    "rdma": {
+        "/usr/local/nvidia": "the RDMA fabric's NVIDIA libraries",
+        "/usr/local/gib": "the RDMA fabric's gIB NCCL plugin",
+    },
+    "efa": {},
+}
+
+
+def reserved_paths(cfg: StackConfig, rp: Any) -> dict[str, str]:
+    """{path: what is mounted there} in the GPU task containers of resource pool `rp`: GKE's
+    driver directory on GKE GPU node pools, and the fabric's mounts where the pool takes it."""
+    pool = next((p for p in cfg.node_pools if p.name == rp.node_pool), None)
+    if pool is None:
+        return {}
+    found: dict[str, str] = {}
+    if cfg.cloud == "gke" and getattr(pool, "gpu", None):
+        found |= GKE_GPU_PATHS
+    fabric = _fabric(pool)
+    if fabric and getattr(rp, "fabric", True):
+        found |= FABRIC_PATHS.get(fabric, {})
+    return found
+
+
+def reserved_clash(cfg: StackConfig, rp: Any, path: str) -> str | None:
+    """What `path` would collide with in pool `rp`'s GPU task containers (the closest), or None."""
+    for taken, what in sorted(reserved_paths(cfg, rp).items(), key=lambda item: -len(item[0])):
+        if _overlap(path, taken):
+            return f"{taken} ({what})"
+    return None
+
+
 def _scratch_clashes(spec: dict[str, Any], mount_path: str) -> Iterator[Clash]:
     """Where a pod spec as written collides with the scratch volume (a user's `scratch` volume
     would replace the emptyDir, a mount at its path would take the scratch space's place)."""
@@ -49,7 +95,8 @@ def fabric_task_problems(cfg: StackConfig, add: Add) -> None:
     what the fabric adds."""
     index = {pool.name: i for i, pool in enumerate(cfg.node_pools)}
     pools = [(rp, cfg.node_pools[index[rp.node_pool]]) for rp in cfg.resource_pools if rp.node_pool in index]
-    fabric_pools = [(rp, pool) for rp, pool in pools if _fabric(pool)]
+    # Pools that take the fabric (resourcePools[].fabric false opts out).
+    fabric_pools = [(rp, pool) for rp, pool in pools if _fabric(pool) and rp.fabric]
     tcd = cfg.task_container_defaults
 
     if tcd.network_mode == "host" and fabric_pools:
@@ -85,6 +132,17 @@ def fabric_task_problems(cfg: StackConfig, add: Add) -> None:
                     if _fabric(pool) == "tcpxo"
                     else " (the pool's startup_hook sources gIB's NCCL settings)"
                 ),
+            )
+
+    # The scratch space's path: not over the driver's or the fabric's mounts of GPU tasks.
+    for rp, pool in pools:
+        nvme = getattr(pool, "local_nvme", None)
+        clash = reserved_clash(cfg, rp, nvme.mount_path) if nvme is not None else None
+        if clash:
+            add(
+                f"nodePools[{index[pool.name]}].localNvme.mountPath",
+                f"{nvme.mount_path} overlaps {clash} in the GPU tasks of resource pool {rp.name!r}; "
+                "choose a directory of its own",
             )
 
     # The scratch volume: the pool's own podSpec, and the defaults every pool's pods start from.

@@ -256,6 +256,16 @@ class ResourcePoolConfig(ConfigModel):
         description="{gpu, cpu, memory, limits}: a ResourceQuota (and LimitRange) in the pool's namespace; "
         "with scheduler kueue also the pool's ClusterQueue quota. One per namespace; default: none.",
     )
+    # An opt-out of the node pool's GPU fabric (nodePools[].fabric): fabric devices and networks are
+    # exclusive to one pod per node (components/determined/fabric.py), so a second pool on the same
+    # node pool without them serves GPU tasks smaller than a node.
+    fabric: bool = Field(
+        True,
+        description="Whether the pool's GPU tasks get its node pool's GPU fabric (nodePools[].fabric: EFA "
+        "devices, TCPXO/RDMA networks), which takes the whole node's fabric for each task pod; false: "
+        "a pool for GPU tasks smaller than a node (notebooks, single-GPU trials) beside a fabric pool on the "
+        "same node pool, whose multi-node trials use multiples of the node's GPUs. Default true.",
+    )
     # 0.35+: the Determined workspace bound to the pool's namespace (default: the pool's name).
     workspace: WorkspaceName | None = Field(
         None,

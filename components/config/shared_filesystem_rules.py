@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from components.config.checkpoint_directory import _overlap, _pod_specs, directory
 from components.config.errors import Add, format_path
+from components.config.fabric_rules import reserved_clash
 from components.config.resource_pools import mount_clashes, volume_clashes
 from components.config.shared_filesystems import GcsFuseFs, SharedFilesystemBase
 
@@ -99,7 +100,8 @@ def shared_filesystem_problems(cfg: StackConfig, add: Add) -> None:
 
 def _path_problems(cfg: StackConfig, add: Add, filesystems: list[SharedFilesystemBase]) -> None:
     """In each pool's task container: one filesystem per path, none over the checkpoint
-    share or the node pool's local NVMe scratch space. (Determined's own directories,
+    share, the node pool's local NVMe scratch space, or the driver's and fabric's mounts of
+    GPU tasks (fabric_rules.reserved_paths). (Determined's own directories,
     /run/determined and /dev/shm, are refused by mountPath itself: under /run and /dev.)"""
     cs = directory(cfg)
     checkpoint = getattr(cs, "shared_filesystem", None) if cs else None
@@ -130,6 +132,13 @@ def _path_problems(cfg: StackConfig, add: Add, filesystems: list[SharedFilesyste
                     i,
                     f"{fs.path} overlaps checkpointStorage.containerPath {cs.container_path} ({what} mount "
                     "in every task pod); choose a directory of its own",
+                )
+            clash = reserved_clash(cfg, rp, fs.path)
+            if clash:
+                once(
+                    i,
+                    f"{fs.path} overlaps {clash} in the GPU tasks of pool {rp.name!r}, which mounts it; "
+                    "choose a directory of its own",
                 )
             node_pool = next((p for p in cfg.node_pools if p.name == rp.node_pool), None)
             nvme = getattr(node_pool, "local_nvme", None)

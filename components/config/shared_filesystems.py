@@ -64,6 +64,16 @@ FILESTORE_CAPACITY_GB: dict[str, tuple[int, int]] = {
     "REGIONAL": (1024, 102400),
     "ENTERPRISE": (1024, 10240),
 }
+# ZONAL and REGIONAL have two capacity ranges: 1-9.75 TiB in 256 GiB units and 10-100 TiB in
+# 2.5 TiB units, and "The capacity range cannot be changed once selected"
+# (https://docs.cloud.google.com/filestore/docs/service-tiers-zonal and .../service-tiers-regional,
+# "Minimum scaling units", read 2026-11-26); ENTERPRISE 1-10 TiB in 256 GiB units (pulumi-gcp
+# 10.2.0 pulumi_gcp/filestore/_inputs.py InstanceFileSharesArgs.capacity_gb: "ENTERPRISE ...
+# 256 GiB increments", /work/research26/shared-fs.md §1).
+FILESTORE_HIGH_RANGE_GB = 10240
+FILESTORE_STEP_GB = 256
+FILESTORE_HIGH_STEP_GB = 2560
+FILESTORE_STEPPED_TIERS = ("ZONAL", "REGIONAL", "ENTERPRISE")
 # Tiers served from one zone; the others from the region.
 FILESTORE_ZONAL_TIERS = ("BASIC_HDD", "BASIC_SSD", "ZONAL")
 
@@ -71,6 +81,48 @@ FILESTORE_ZONAL_TIERS = ("BASIC_HDD", "BASIC_SSD", "ZONAL")
 # throughput "125, 250, 500, 1000" MBps per TiB (pulumi-gcp 10.2.0 pulumi_gcp/lustre/instance.py).
 MANAGED_LUSTRE_CAPACITY_GIB = (9000, 7632000)
 LUSTRE_THROUGHPUTS = (125, 250, 500, 1000)
+# Per throughput (MB/s per TiB): (minimum GiB, step GiB, threshold GiB up to which that step
+# holds, step above it). "The updated capacity must be a multiple of the step size"; an instance
+# made at or below the threshold cannot grow past it
+# (https://docs.cloud.google.com/managed-lustre/docs/performance-tiers and
+# https://docs.cloud.google.com/managed-lustre/docs/increase-capacity, read 2026-11-26). The
+# 125 tier has one step. The SDK's bound above (7632000) stays the overall maximum.
+LUSTRE_TIERS: dict[int, tuple[int, int, int, int]] = {
+    1000: (9000, 9000, 1530000, 72000),
+    500: (18000, 18000, 3060000, 144000),
+    250: (36000, 36000, 6120000, 288000),
+    125: (72000, 72000, 12240000, 72000),
+}
+
+
+def lustre_capacity_problem(capacity_gib: int, throughput: int) -> str | None:
+    """Why Managed Lustre refuses `capacity_gib` at `throughput` (None: it takes it)."""
+    minimum, step, threshold, high_step = LUSTRE_TIERS[throughput]
+    if capacity_gib < minimum:
+        return f"at throughput {throughput} Managed Lustre takes at least {minimum} GiB"
+    unit = step if capacity_gib <= threshold else high_step
+    if capacity_gib % unit:
+        above = f" above {threshold}" if capacity_gib > threshold else ""
+        return f"at throughput {throughput} Managed Lustre takes multiples of {unit} GiB{above}"
+    return None
+
+
+def filestore_capacity_problem(tier: str, capacity_gb: int) -> str | None:
+    """Why Filestore refuses `capacity_gb` in `tier` beyond its range (None: it takes it)."""
+    if tier not in FILESTORE_STEPPED_TIERS:
+        return None
+    if tier != "ENTERPRISE" and capacity_gb >= FILESTORE_HIGH_RANGE_GB:
+        if capacity_gb % FILESTORE_HIGH_STEP_GB:
+            return (
+                f"the {tier} tier takes multiples of {FILESTORE_HIGH_STEP_GB} GiB from "
+                f"{FILESTORE_HIGH_RANGE_GB}"
+            )
+        return None
+    if capacity_gb % FILESTORE_STEP_GB:
+        below = f" below {FILESTORE_HIGH_RANGE_GB}" if tier != "ENTERPRISE" else ""
+        return f"the {tier} tier takes multiples of {FILESTORE_STEP_GB} GiB{below}"
+    return None
+
 
 # FSx for Lustre PERSISTENT_2 SSD: "1200 GiB, 2400 GiB, and increments of 2400 GiB"
 # (https://docs.aws.amazon.com/fsx/latest/APIReference/API_CreateFileSystem.html
@@ -125,7 +177,9 @@ class FilestoreFs(SharedFilesystemBase):
     capacity_gb: whole_number(1024, 102400) = Field(
         1024,
         description="filestore: the share's size in GiB, within the tier's range (BASIC_HDD 1024-65433, "
-        "BASIC_SSD 2560-65433, ZONAL/REGIONAL 1024-102400, ENTERPRISE 1024-10240). Default 1024.",
+        "BASIC_SSD 2560-65433, ZONAL/REGIONAL 1024-102400: multiples of 256 below 10240, of 2560 from "
+        "10240, and a size never moves across 10240 later; ENTERPRISE 1024-10240 in multiples of 256). "
+        "Default 1024.",
     )
     zone: GcpZone | None = Field(
         None,
@@ -138,6 +192,8 @@ class FilestoreFs(SharedFilesystemBase):
         low, high = FILESTORE_CAPACITY_GB[self.tier]
         if not low <= self.capacity_gb <= high:
             raise _refuse(("capacityGb", f"the {self.tier} tier takes {low} to {high} GiB"))
+        if problem := filestore_capacity_problem(self.tier, self.capacity_gb):
+            raise _refuse(("capacityGb", problem))
         return self
 
     @property
@@ -169,8 +225,9 @@ class ManagedLustreFs(SharedFilesystemBase):
     )
     capacity_gib: whole_number(*MANAGED_LUSTRE_CAPACITY_GIB) = Field(
         18000,
-        description="managedLustre: capacity in GiB, 9000-7632000 in the steps the throughput allows. "
-        "Default 18000.",
+        description="managedLustre: capacity in GiB, at most 7632000, from the throughput's minimum in its "
+        "steps: 1000 from 9000 in 9000s, 500 from 18000 in 18000s, 250 from 36000 in 36000s, 125 from "
+        "72000 in 72000s (larger steps above 1530000, 3060000 and 6120000). Default 18000.",
     )
     throughput: Literal[125, 250, 500, 1000] = Field(
         500, description="managedLustre: MB/s per TiB, 125, 250, 500 (default) or 1000."
@@ -180,6 +237,12 @@ class ManagedLustreFs(SharedFilesystemBase):
         description="managedLustre: the instance's zone, one of the zones of the pools that mount it. "
         "Default: the first such zone.",
     )
+
+    @model_validator(mode="after")
+    def _capacity_in_tier(self) -> ManagedLustreFs:
+        if problem := lustre_capacity_problem(self.capacity_gib, self.throughput):
+            raise _refuse(("capacityGib", problem))
+        return self
 
     @property
     def clouds(self) -> tuple[str, ...]:
@@ -239,7 +302,8 @@ class FsxLustreFs(SharedFilesystemBase):
     )
     s3: S3Import | None = Field(
         None,
-        description="fsxLustre: an S3 bucket linked as a data repository, {bucket, prefix, export}. Default: "
+        description="fsxLustre: an S3 bucket linked as a data repository, {bucket, prefix, export}, in the "
+        "stack's region and account; FSx then takes no backups (the bucket is the durable copy). Default: "
         "none.",
     )
 

@@ -112,7 +112,7 @@ class DeploymentViews:
         # fabric.py): the scratch space, not limited; a node's EFA devices per node.
         if getattr(node_pool, "local_nvme", None) is not None:
             nominal["ephemeral-storage"] = UNLIMITED_MEMORY
-        if getattr(node_pool, "fabric", None) == "efa":
+        if getattr(node_pool, "fabric", None) == "efa" and resource_pool.fabric:
             # As many as a pod asks for (fabric.efa_count): the smallest type's, per node.
             efa = min(c for m in node_pool.machine_types if (c := eks_instances.efa_interfaces(m)) > 0)
             nominal[EFA_RESOURCE] = str(nodes * efa) if nodes else UNLIMITED_CPU

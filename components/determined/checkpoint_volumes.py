@@ -139,10 +139,17 @@ def data_options(cfg: DeterminedArgs) -> pulumi.ResourceOptions:
     """Options for every object of `objects`: kept on destroy, never re-classed (a new
     class would replace the claim with an empty volume), unless data deletion is allowed."""
     keep = not cfg.data_deletion_allowed
-    return pulumi.ResourceOptions(
-        retain_on_delete=keep,
-        ignore_changes=["spec.storageClassName"] if keep else None,
-    )
+    ignored = ["spec.storageClassName"] if keep else []
+    cs = directory(cfg)
+    if cs is not None and cs.nfs is not None:
+        # A new nfs size is never applied to the export's volume and claims: the API server refuses
+        # to grow a claim of no class ("only dynamically provisioned pvc can be resized":
+        # kubernetes plugin/pkg/admission/storage/persistentvolume/resize/admission.go), and
+        # validation any shrink, so the change would fail `pulumi up` at every claim. NFS
+        # ignores the capacity of a volume (kubernetes.io/docs/concepts/storage/persistent-volumes/
+        # #capacity, read 2026-11: only the size of a provisioned volume is enforced).
+        ignored += list(shared_filesystems.NOMINAL_CAPACITY)
+    return pulumi.ResourceOptions(retain_on_delete=keep, ignore_changes=ignored or None)
 
 
 def keeps_master_namespace(cfg: DeterminedArgs) -> bool:

@@ -200,6 +200,24 @@ def _mounts(volumes: tuple[tuple[str, str, str], ...]) -> list[dict[str, Any]]:
 
 
 _DAEMON_RUN = "/fts/entrypoint_rxdm_container.sh --num_hops=2"
+# The daemon's shell exits 0 on SIGTERM. The kubelet stops a native sidecar with SIGTERM once
+# the trial has ended; a shell without a trap (PID 1 ignores it) would be SIGKILLed after the
+# grace period (137), and Determined reports the first init container that terminated non-zero
+# as the task's exit, before it reads determined-container's
+# (determined-ai/determined@v0.38.1 master/internal/rm/kubernetesrm/job.go:736-756,
+# getExitCodeAndMessage; :746 at 0.34.0, :741 at 0.35.0): a finished trial seen after the pod
+# completed (a master restart, coalesced status updates) would be failed. The daemon runs as
+# the shell's child; its own exit (a real failure) is still the container's exit code (`set +e`
+# so the `wait` it interrupts does not exit first: the trap runs right after wait returns).
+_DAEMON_SCRIPT = (
+    "set -ex\n"
+    "chmod 755 /fts/entrypoint_rxdm_container.sh\n"
+    "trap 'exit 0' TERM\n"
+    f"{_DAEMON_RUN} &\n"
+    "set +e\n"
+    'wait "$!"\n'
+    'exit "$?"'
+)
 
 
 def tcpxo_daemon(node_pool: NodePool) -> tuple[dict[str, Any], dict[str, str]]:
@@ -215,7 +233,7 @@ def tcpxo_daemon(node_pool: NodePool) -> tuple[dict[str, Any], dict[str, str]]:
         "image": TCPXO_DAEMON_IMAGE,
         "restartPolicy": "Always",
         "command": ["/bin/sh", "-c"],
-        "args": ["set -ex\nchmod 755 /fts/entrypoint_rxdm_container.sh\n" + _DAEMON_RUN],
+        "args": [_DAEMON_SCRIPT],
         "securityContext": {"capabilities": {"add": list(constants.TCPXO_DAEMON_CAPABILITIES)}},
         "volumeMounts": _mounts((lib, *_DAEMON_VOLUMES)),
         "env": [{"name": "LD_LIBRARY_PATH", "value": NVIDIA_LIB_DIR}],
@@ -230,7 +248,10 @@ def tcpxo_daemon(node_pool: NodePool) -> tuple[dict[str, Any], dict[str, str]]:
 
 
 def fabric_of(cfg: DeterminedArgs, rp: ResourcePoolConfig) -> str | None:
-    """The fabric of the pool's node pool (gke tcpxo/rdma, eks efa), or None."""
+    """The fabric of the pool's node pool (gke tcpxo/rdma, eks efa), or None (also for a pool
+    that opts out: resourcePools[].fabric false)."""
+    if not rp.fabric:
+        return None
     return getattr(cfg.node_pool_of(rp), "fabric", None)
 
 

@@ -115,7 +115,7 @@ def pool_layer(cfg: DeterminedArgs, rp: ResourcePoolConfig, gpu: bool = True) ->
     networks one pod per node takes (components/determined/fabric.py)."""
     layers = [
         shared_filesystems.pool_layer(cfg, rp),
-        local_nvme.pool_layer(cfg, rp),
+        local_nvme.pool_layer(cfg, rp, gpu=gpu),
         fabric.pool_layer(cfg, rp) if gpu else {},
     ]
     layers = [layer for layer in layers if layer]
@@ -532,7 +532,7 @@ class ResourcePools(pulumi.ComponentResource):
                     pulumi.ResourceOptions.merge(pulumi.ResourceOptions(parent=self, depends_on=after), keep),
                 )
             )
-        self._shared_filesystems(cfg, shared_volumes or {}, master_namespace, keep)
+        self._shared_filesystems(cfg, shared_volumes or {}, master_namespace)
         quotas = [obj for obj in (quota(rp) for rp in cfg.resource_pools) if obj]
         # Each LimitRange before its namespace's quota: no pod meets the quota without it.
         defaults_of = {}
@@ -555,23 +555,32 @@ class ResourcePools(pulumi.ComponentResource):
         cfg: DeterminedArgs,
         created: dict[str, SharedVolume],
         master_namespace: pulumi.Resource,
-        keep: pulumi.ResourceOptions,
     ) -> None:
-        """Shared filesystems' volumes and claims: data, kept like the checkpoint volumes;
-        each volume after what its source needs (SharedVolume.ready), each claim after its
-        namespace and volume. The checkpoint filesystem's claims are what pods find in their
-        namespace (the master mounts one)."""
+        """Shared filesystems' volumes and claims: each volume after what its source needs
+        (SharedVolume.ready), each claim after its namespace and volume. The checkpoint
+        filesystem's claims are what pods find in their namespace (the master mounts one).
+
+        Not kept on destroy: the data is the filesystem's, which deleting a volume of it never
+        touches (reclaim policy Retain on a volume the stack made: "the associated storage asset
+        in external infrastructure still exists after the PV is deleted",
+        kubernetes.io/docs/concepts/storage/persistent-volumes/#retain, read 2026-11). A kept
+        volume would outlive a removed pool's namespace as Released, never bindable again, and
+        block the pool's return (AlreadyExists). Options: shared_filesystems.volume_options
+        and claim_options."""
         for fs, volume, pv, pvc in shared_filesystems.objects(cfg, created):
             pv_res = kube.register(
                 pv,
-                pulumi.ResourceOptions.merge(
-                    pulumi.ResourceOptions(parent=self, depends_on=list(volume.ready)), keep
+                pulumi.ResourceOptions(
+                    parent=self, depends_on=list(volume.ready), **shared_filesystems.volume_options()
                 ),
             )
             namespace = pvc["metadata"]["namespace"]
             after = [self.namespaces.get(namespace, master_namespace), pv_res]
             claim = kube.register(
-                pvc, pulumi.ResourceOptions.merge(pulumi.ResourceOptions(parent=self, depends_on=after), keep)
+                pvc,
+                pulumi.ResourceOptions(
+                    parent=self, depends_on=after, **shared_filesystems.claim_options(pv_res)
+                ),
             )
             if shared_filesystems.is_checkpoint_filesystem(cfg, fs):
                 self.shared.append(claim)

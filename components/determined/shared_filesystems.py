@@ -37,6 +37,20 @@ from components.determined.args import DeterminedArgs
 COMPONENT = "shared-filesystem"
 _RWX = ["ReadWriteMany"]
 
+# The capacity of a volume the stack binds and of its claim: nominal. The filesystem's own size
+# (capacityGib...) is the cloud's; NFS and these CSI drivers ignore a static volume's capacity,
+# and the API server refuses to grow a claim of no class ("only dynamically provisioned pvc can
+# be resized": kubernetes plugin/pkg/admission/storage/persistentvolume/resize/admission.go) or
+# to shrink any claim (ValidatePersistentVolumeClaimUpdate). So a changed size is never applied
+# to the objects (Pulumi ignore_changes), and `pulumi up` never fails on it.
+NOMINAL_CAPACITY = ("spec.capacity", "spec.resources.requests.storage")
+# What makes a volume another volume: its source, immutable once created ("spec.persistentvolumesource
+# is immutable after creation": kubernetes pkg/apis/core/validation ValidatePersistentVolumeUpdate).
+# A new source (a Filestore's new IP, an FSx or EFS access point recreated) replaces the volume,
+# and with it its claim (spec.volumeName is immutable too, and a claim bound to a deleted volume
+# is Lost). Both have fixed names, so the old one goes first (delete_before_replace).
+VOLUME_SOURCES = ("spec.nfs", "spec.csi")
+
 
 def claim(fs: SharedFilesystemBase) -> str:
     """The claim pods mount in each namespace: the user's (existing with claimName), else
@@ -149,6 +163,26 @@ def persistent_volume_claim(fs: SharedFilesystemBase, volume: SharedVolume, name
     return kube.manifest("v1", "PersistentVolumeClaim", meta, spec=spec)
 
 
+def volume_options() -> dict[str, Any]:
+    """Resource options of a volume the stack binds (see NOMINAL_CAPACITY, VOLUME_SOURCES)."""
+    return {
+        "ignore_changes": list(NOMINAL_CAPACITY),
+        "replace_on_changes": list(VOLUME_SOURCES),
+        "delete_before_replace": True,
+    }
+
+
+def claim_options(volume: Any) -> dict[str, Any]:
+    """Resource options of the claim bound to `volume` (its registered PersistentVolume):
+    replaced with it (Pulumi replace_with: a claim keeps the uid the volume's claimRef lost),
+    the old one first (fixed name)."""
+    return {
+        "ignore_changes": list(NOMINAL_CAPACITY),
+        "replace_with": [volume],
+        "delete_before_replace": True,
+    }
+
+
 def objects(
     cfg: DeterminedArgs, created: dict[str, SharedVolume]
 ) -> list[tuple[SharedFilesystemBase, SharedVolume, dict[str, Any], dict[str, Any]]]:
@@ -217,6 +251,38 @@ def pod_annotations(fs: SharedFilesystemBase) -> dict[str, str]:
     return dict(gcs_fuse.POD_ANNOTATIONS) if isinstance(fs, GcsFuseFs) else {}
 
 
+# The gcsfuse sidecar's size where a namespace's quota caps limits. The webhook injects it with
+# requests of 250m CPU, 256Mi memory, 5Gi ephemeral storage and no limits (the driver's deployment
+# passes --sidecar-{cpu,memory,ephemeral-storage}-limit=0; a zero limit is left out:
+# GoogleCloudPlatform/gcs-fuse-csi-driver@5fcdc04a deploy/base/webhook/deployment.yaml:50-55,
+# pkg/webhook/config.go:76-93). A ResourceQuota on limits.cpu/limits.memory refuses such a pod,
+# and LimitRanger (an in-tree plugin, run before the webhook) never gives the sidecar its defaults
+# (a later default of 100m/128Mi would sit below its requests). The pod annotations
+# gke-gcsfuse/{cpu,memory}-{request,limit} set the sidecar's own (pkg/webhook/mutatingwebhook.go:
+# 49-63 @v1.24.4; populateResource, config.go:96-121: a limit "0" is unlimited). Requests stay
+# the driver's defaults, so scheduling is unchanged; the limits leave room for data loading (no
+# official sizing: a choice); a pool's podSpec annotations override them (merged over ours).
+# Ephemeral storage is not capped by the quotas the stack writes, so it keeps its defaults.
+GCS_FUSE_QUOTA_RESOURCES = {
+    "gke-gcsfuse/cpu-request": "250m",
+    "gke-gcsfuse/cpu-limit": "1",
+    "gke-gcsfuse/memory-request": "256Mi",
+    "gke-gcsfuse/memory-limit": "1Gi",
+}
+
+
+def limits_capped(cfg: DeterminedArgs) -> bool:
+    """Whether a namespace of the stack has a quota on limits (resourcePools[].quota.limits).
+    Any pool's pods may land in any task namespace on 0.35+ (resource_pools.pool_namespaces),
+    so one such pool sizes the gcsfuse sidecar of every pool."""
+    return any(
+        rp.quota is not None
+        and rp.quota.limits is not None
+        and (rp.quota.limits.cpu is not None or rp.quota.limits.memory is not None)
+        for rp in cfg.resource_pools
+    )
+
+
 def pool_layer(cfg: DeterminedArgs, rp: ResourcePoolConfig) -> dict[str, Any]:
     """The pod layer that mounts the pool's shared filesystems in its task container. {}
     when it mounts none."""
@@ -226,6 +292,8 @@ def pool_layer(cfg: DeterminedArgs, rp: ResourcePoolConfig) -> dict[str, Any]:
     annotations: dict[str, str] = {}
     for fs in mounted:
         annotations |= pod_annotations(fs)
+    if annotations.get(gcs_fuse.VOLUMES_ANNOTATION) and limits_capped(cfg):
+        annotations |= GCS_FUSE_QUOTA_RESOURCES
     layer: dict[str, Any] = {
         "spec": {
             "volumes": [pod_volume(cfg, fs) for fs in mounted],

@@ -155,6 +155,10 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             options["ignoreChanges"] = list(request.ignoreChanges)
         if request.deleteBeforeReplace:
             options["deleteBeforeReplace"] = True
+        if request.replaceOnChanges:
+            options["replaceOnChanges"] = list(request.replaceOnChanges)
+        if request.replace_with:
+            options["replaceWith"] = list(request.replace_with)
         aliases = alias_urns(request, response.urn, self.recorder.aliases.get(request.parent, []))
         if aliases:
             self.recorder.aliases[response.urn] = options["aliases"] = aliases

@@ -5,7 +5,7 @@ each refusal one line at its key path, and the configurations they let through."
 from __future__ import annotations
 
 import pytest
-from conftest import EKS, GKE, config_problems
+from conftest import EKS, GKE, MEGA_POOL, config_problems
 
 from components.config import ConfigError
 from components.determined.args import DeterminedArgs
@@ -256,3 +256,32 @@ def test_the_args_meet_the_rules_too():
                 "sharedFilesystems": [{"name": "d", "kind": "filestore"}],
             }
         )
+
+
+MEGA = MEGA_POOL
+
+
+def on_tcpxo(fs_path, **pool):
+    return {
+        **GKE,
+        "nodePools": [*GKE["nodePools"], MEGA],
+        "resourcePools": [*GKE["resourcePools"], {"name": "mega", "nodePool": "mega", **pool}],
+        "sharedFilesystems": [existing(mountPath=fs_path, resourcePools=["mega"])],
+    }
+
+
+def test_a_mount_path_keeps_clear_of_the_fabric_and_driver_mounts():
+    # Two mounts at one path: the API server refuses the Job's pods (review26 M3).
+    assert config_problems(on_tcpxo("/dev/aperture_devices")) != []  # under /dev: refused anyway
+    assert config_problems(on_tcpxo("/usr/local/nvidia/lib64")) == [
+        "sharedFilesystems[0].mountPath: /usr/local/nvidia/lib64 overlaps /usr/local/nvidia/lib64 (the TCPXO "
+        "fabric's NVIDIA and NCCL plugin libraries) in the GPU tasks of pool 'mega', which mounts it; choose a "
+        "directory of its own"
+    ]
+    # A pool without the fabric still has GKE's driver mount there.
+    assert config_problems(on_tcpxo("/usr/local/nvidia/lib64", fabric=False)) == [
+        "sharedFilesystems[0].mountPath: /usr/local/nvidia/lib64 overlaps /usr/local/nvidia (GKE's NVIDIA "
+        "driver mount in GPU containers) in the GPU tasks of pool 'mega', which mounts it; choose a directory "
+        "of its own"
+    ]
+    assert config_problems(on_tcpxo("/usr/local/data")) == []

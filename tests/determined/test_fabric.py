@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import EKS, GKE, config_problems, make_config
+from conftest import EKS, GKE, MEGA_POOL, ULTRA_POOL, config_problems, make_config
 
 from components import constants
 from components.config import eks_instances, gke_machines
@@ -28,21 +28,8 @@ def efa_pool(machine="p5.48xlarge", **extra):
     }
 
 
-MEGA = {
-    "name": "fabric",
-    "machineType": "a3-megagpu-8g",
-    "gpu": {"type": "h100-mega", "count": 8},
-    "fabric": "tcpxo",
-    "zones": ["us-central1-a"],
-}
-ULTRA = {
-    "name": "fabric",
-    "machineType": "a3-ultragpu-8g",
-    "gpu": {"type": "h200", "count": 8},
-    "fabric": "rdma",
-    "spot": True,
-    "zones": ["us-central1-b"],
-}
+MEGA = {**MEGA_POOL, "name": "fabric"}
+ULTRA = {**ULTRA_POOL, "name": "fabric"}
 
 
 def stack(base, node_pool, **top):
@@ -275,3 +262,101 @@ def test_pools_without_a_fabric_are_unchanged():
     cfg = make_config(**stack(GKE, {**MEGA, "fabric": None}))
     for rp in cfg.resource_pools:
         assert fabric.pool_layer(cfg, rp) == {} and fabric.pool_settings(cfg, rp) == {}
+
+
+# --- review26: small GPU tasks, the daemon's exit, reserved paths ------------------------------
+
+
+def with_small_pool(base, node_pool, **top):
+    """A fabric pool and, on the same node pool, a pool without the fabric for small GPU tasks."""
+    raw = stack(base, node_pool, **top)
+    raw["resourcePools"] = [*raw["resourcePools"], {"name": "small", "nodePool": "fabric", "fabric": False}]
+    return raw
+
+
+@pytest.mark.parametrize("base,node_pool", [(EKS, efa_pool(maxNodes=2)), (GKE, MEGA), (GKE, ULTRA)])
+def test_a_pool_may_opt_out_of_its_node_pools_fabric(base, node_pool):
+    raw = with_small_pool(base, node_pool)
+    assert config_problems(raw) == []
+    cfg = make_config(**raw)
+    small = next(rp for rp in cfg.resource_pools if rp.name == "small")
+    big = next(rp for rp in cfg.resource_pools if rp.name == "fabric")
+    assert fabric.pool_layer(cfg, small) == {} and fabric.pool_settings(cfg, small) == {}
+    assert fabric.pool_layer(cfg, big) != {}
+    entry = next(p for p in resource_pools.master_resource_pools(cfg) if p["pool_name"] == "small")
+    gpu = entry["task_container_defaults"]["gpu_pod_spec"]
+    # No fabric devices, networks or sidecar: a 1-GPU notebook leaves the node's fabric alone.
+    assert EFA not in json.dumps(gpu) and "networking.gke.io" not in json.dumps(gpu)
+    assert "initContainers" not in gpu["spec"]
+    # Still pinned to the fabric node pool's nodes.
+    assert (
+        gpu["spec"]["nodeSelector"]
+        == entry["task_container_defaults"]["cpu_pod_spec"]["spec"]["nodeSelector"]
+    )
+
+
+def test_the_small_pools_queue_does_not_ask_for_efa_devices():
+    cfg = make_config(**with_small_pool(EKS, efa_pool(maxNodes=2), scheduler="kueue"))
+    small = next(rp for rp in cfg.resource_pools if rp.name == "small")
+    big = next(rp for rp in cfg.resource_pools if rp.name == "fabric")
+    assert EFA not in cfg.queue_quota(small) and cfg.queue_quota(big)[EFA] == str(2 * 32)
+
+
+def test_a_small_pool_may_take_fewer_slots_per_pod_than_the_fabric_nodes_gpus():
+    # The one-pod-per-node rule is the fabric pools', not the opted-out pool's.
+    problems = config_problems(with_small_pool(EKS, efa_pool(), slots={"maxSlotsPerPod": 4}))
+    assert [p for p in problems if "'small'" in p] == []
+    assert [p for p in problems if "'fabric'" in p]
+
+
+def daemon_script(run: str) -> str:
+    (daemon,) = specs(stack(GKE, MEGA))[2]["gpu_pod_spec"]["spec"]["initContainers"]
+    assert daemon["command"] == ["/bin/sh", "-c"]
+    script = daemon["args"][0]
+    return script.replace("chmod 755 /fts/entrypoint_rxdm_container.sh", "true").replace(
+        "/fts/entrypoint_rxdm_container.sh --num_hops=2", run
+    )
+
+
+@pytest.mark.parametrize("shell", ["/bin/sh", "/bin/bash", "/bin/dash"])
+def test_the_tcpxo_daemon_exits_0_when_stopped_and_keeps_a_failures_code(shell):
+    # Determined reports a non-zero init container exit as the task's (job.go:736-756 at v0.38.1).
+    import os
+    import signal
+    import subprocess
+    import time
+
+    if not os.path.exists(shell):
+        pytest.skip(f"no {shell}")
+    proc = subprocess.Popen([shell, "-c", daemon_script("sleep 30")], stderr=subprocess.DEVNULL)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=10) == 0
+    failed = subprocess.run([shell, "-c", daemon_script("sh -c 'exit 3'")], stderr=subprocess.DEVNULL)
+    assert failed.returncode == 3
+
+
+def test_the_daemon_still_meets_the_policy_exemption():
+    from policies import workloads
+
+    (daemon,) = specs(stack(GKE, MEGA))[2]["gpu_pod_spec"]["spec"]["initContainers"]
+    assert workloads._tcpxo_daemon(daemon)
+
+
+@pytest.mark.parametrize(
+    "node_pool,path,taken",
+    [
+        (MEGA, "/usr/local/nvidia/lib64/extra", "/usr/local/nvidia/lib64"),
+        (ULTRA, "/usr/local/gib", "/usr/local/gib"),
+        (ULTRA, "/usr/local", "/usr/local/nvidia"),
+    ],
+)
+def test_the_fabrics_and_drivers_paths_are_not_for_a_scratch_space(node_pool, path, taken):
+    raw = stack(GKE, {**node_pool, "localNvme": {"mountPath": path}})
+    problems = [p for p in config_problems(raw) if "localNvme.mountPath" in p]
+    assert problems and problems[0].startswith(f"nodePools[2].localNvme.mountPath: {path} overlaps {taken} (")
+    assert not [
+        p
+        for p in config_problems(stack(GKE, {**node_pool, "localNvme": {"mountPath": "/scratch"}}))
+        if "localNvme.mountPath" in p
+    ]

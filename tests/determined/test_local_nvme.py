@@ -5,7 +5,7 @@ spec cannot take its name or path."""
 
 from __future__ import annotations
 
-from conftest import EKS, config_problems, make_config
+from conftest import EKS, GKE, config_problems, make_config
 
 from components import constants
 from components.determined import local_nvme, resource_pools
@@ -38,8 +38,24 @@ def test_every_task_of_the_pool_gets_the_scratch_space_it_asks_for():
             assert {"name": "scratch", "emptyDir": {"sizeLimit": size}} in pod["spec"]["volumes"], key
             container = task_container(pod)
             assert {"name": "scratch", "mountPath": path} in container["volumeMounts"], key
-            # The request places the pod where the space is; the limit is the emptyDir's.
-            assert container["resources"]["requests"]["ephemeral-storage"] == size, key
+            # The request places the pod where the space is; the limit is the emptyDir's. On a
+            # GPU node pool only GPU tasks ask: a CPU notebook must not hold the trial's space.
+            if key == "gpu_pod_spec":
+                assert container["resources"]["requests"]["ephemeral-storage"] == size, key
+            else:
+                assert "ephemeral-storage" not in container.get("resources", {}).get("requests", {}), key
+
+
+def test_cpu_tasks_ask_for_the_scratch_space_on_a_cpu_node_pool():
+    cpu_pool = {"name": "cpu", "machineType": "n2-standard-16", "localNvme": {"count": 2, "size": "500Gi"}}
+    raw = {
+        **GKE,
+        "nodePools": [*GKE["nodePools"], cpu_pool],
+        "resourcePools": [*GKE["resourcePools"], {"name": "cpu", "nodePool": "cpu"}],
+        "checkpointStorage": {"type": "gcs", "bucket": "my-checkpoints"},
+    }
+    for key, pod in pod_specs(raw, "cpu").items():
+        assert task_container(pod)["resources"]["requests"]["ephemeral-storage"] == "500Gi", key
 
 
 def test_pools_without_local_nvme_and_checkpoint_gc_get_none():

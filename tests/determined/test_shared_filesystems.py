@@ -264,3 +264,68 @@ def test_pod_specs_stay_valid_pods():
             }
             pod["spec"]["containers"] = [{**c, "image": "x"} for c in pod["spec"]["containers"]]
             assert list(validation.problems(pod)) == [], pool
+
+
+# --- updates: sizes, sources, namespaces (review26 B1-B3) -----------------------------------
+
+
+def test_a_new_size_never_reaches_a_bound_volume_or_its_claim():
+    # Growing a claim of no class is refused by the API server (resize admission): the size is
+    # nominal and ignored on update, for shared filesystems and nfs checkpoint volumes alike.
+    assert set(shared_filesystems.volume_options()["ignore_changes"]) >= {"spec.capacity"}
+    assert "spec.resources.requests.storage" in shared_filesystems.claim_options(None)["ignore_changes"]
+    nfs = args(checkpointStorage={"type": "directory", "nfs": NFS, "size": "1Ti"})
+    ignored = checkpoint_volumes.data_options(nfs).ignore_changes
+    assert {"spec.capacity", "spec.resources.requests.storage", "spec.storageClassName"} <= set(ignored)
+
+
+def test_a_new_source_replaces_the_volume_and_its_claim_the_old_first():
+    options = shared_filesystems.volume_options()
+    # Every source the stack binds is one of these (nfs: Filestore, existing; csi: the rest).
+    assert set(options["replace_on_changes"]) == {"spec.nfs", "spec.csi"}
+    assert options["delete_before_replace"] is True
+    marker = object()
+    claim = shared_filesystems.claim_options(marker)
+    assert claim["replace_with"] == [marker] and claim["delete_before_replace"] is True
+
+
+def quota_args(limits, own=None):
+    quota = {"gpu": 8, "cpu": "8", "memory": "64Gi", **({"limits": limits} if limits else {})}
+    # The task container's own limits, which the configuration asks for under such a quota.
+    sized = {
+        "spec": {
+            "containers": [
+                {"name": "determined-container", "resources": {"limits": {"cpu": "4", "memory": "16Gi"}}}
+            ]
+        }
+    }
+    return gke_args(
+        resourcePools=[
+            {"name": "a100", "nodePool": "a100", "quota": quota, "podSpec": {**sized, **(own or {})}},
+            {"name": "aux", "nodePool": "system", "podSpec": sized},
+        ],
+        sharedFilesystems=[{"name": "bucket", "kind": "gcsFuse", "bucket": "my-data"}],
+    )
+
+
+def test_gcs_fuse_sidecars_get_limits_where_a_quota_caps_limits():
+    capped = quota_args({"cpu": "16", "memory": "128Gi"})
+    # Every pool's pods: on 0.35+ any of them may run in the capped namespace.
+    for pool in ("a100", "aux"):
+        for pod in pods(capped, pool).values():
+            annotations = pod["metadata"]["annotations"]
+            assert annotations["gke-gcsfuse/cpu-limit"] == "1"
+            assert annotations["gke-gcsfuse/memory-limit"] == "1Gi"
+            # Requests stay the driver's defaults (a limit alone would become the request).
+            assert annotations["gke-gcsfuse/cpu-request"] == "250m"
+            assert annotations["gke-gcsfuse/memory-request"] == "256Mi"
+    uncapped = quota_args(None)
+    for pod in pods(uncapped, "a100").values():
+        assert not any(k.startswith("gke-gcsfuse/cpu") for k in pod["metadata"]["annotations"])
+
+
+def test_a_pools_pod_spec_may_size_the_gcs_fuse_sidecar_itself():
+    own = {"metadata": {"annotations": {"gke-gcsfuse/memory-limit": "4Gi"}}}
+    cfg = quota_args({"cpu": "16", "memory": "128Gi"}, own)
+    for pod in pods(cfg, "a100").values():
+        assert pod["metadata"]["annotations"]["gke-gcsfuse/memory-limit"] == "4Gi"

@@ -30,8 +30,16 @@ def allowed(stack) -> bool:
     return stack.raw.get("allowDataDeletion") is True and stack.raw.get("environment", "dev") == "dev"
 
 
+def shared_filesystem_claim(resource) -> bool:
+    # A shared filesystem's claim holds no data of its own: the filesystem does, which deleting
+    # its static volume (Retain) never touches (components/determined/resource_pools.py
+    # _shared_filesystems); it is not kept, so a removed namespace can come back.
+    labels = resource["inputs"].get("metadata", {}).get("labels", {})
+    return labels.get("app.kubernetes.io/name") == "shared-filesystem"
+
+
 def data_resources(stack) -> list[dict]:
-    return [r for r in stack.result.resources if r["type"] in DATA_TYPES]
+    return [r for r in stack.result.resources if r["type"] in DATA_TYPES and not shared_filesystem_claim(r)]
 
 
 def test_data_is_kept_unless_deletion_is_allowed(stack):

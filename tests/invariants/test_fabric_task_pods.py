@@ -34,7 +34,7 @@ import placement
 import pytest
 import stack_plans
 import yaml
-from conftest import EKS, GKE, raw_config
+from conftest import EKS, GKE, MEGA_POOL, P5_POOL, ULTRA_POOL, raw_config
 from planning import plan_for
 
 from components.config import eks_instances, master_yaml_schema
@@ -56,30 +56,9 @@ def _with(base, pools, resource_pools, **top):
     return raw
 
 
-P5 = {
-    "name": "p5",
-    "machineType": "p5.48xlarge",
-    "gpu": {"type": "h100", "count": 8},
-    "fabric": "efa",
-    "zones": ["us-east-1a"],
-    "localNvme": {"size": "2Ti"},
-}
-MEGA = {
-    "name": "mega",
-    "machineType": "a3-megagpu-8g",
-    "gpu": {"type": "h100-mega", "count": 8},
-    "fabric": "tcpxo",
-    "zones": ["us-central1-a"],
-    "localNvme": {},
-}
-ULTRA = {
-    "name": "ultra",
-    "machineType": "a3-ultragpu-8g",
-    "gpu": {"type": "h200", "count": 8},
-    "fabric": "rdma",
-    "spot": True,
-    "zones": ["us-central1-b"],
-}
+P5 = {**P5_POOL, "localNvme": {"size": "2Ti"}}
+MEGA = {**MEGA_POOL, "localNvme": {}}
+ULTRA = ULTRA_POOL
 # What no stack of stacks/ or tests/fixtures/stacks shows (yet): each fabric, with the stack's
 # own env and startup hook beside the fabric's, and one pool per fabric queued through Kueue.
 VARIANTS = {
@@ -527,7 +506,11 @@ def test_local_nvme_scratch_is_on_the_nodes_local_disks(stack):
                 key,
             )
             task = next(c for c in source["spec"]["containers"] if c["name"] == TASK_CONTAINER)
-            assert task["resources"]["requests"]["ephemeral-storage"] == size
+            if key == "gpu_pod_spec" or not node_pool.get("gpu"):
+                assert task["resources"]["requests"]["ephemeral-storage"] == size
+            else:
+                # A CPU task on a GPU node pool leaves the scratch space to the trial.
+                assert "ephemeral-storage" not in task.get("resources", {}).get("requests", {})
         # The nodes' ephemeral storage (where emptyDirs live) is on their local disks.
         if stack.raw["cloud"] == "gke":
             configs = [

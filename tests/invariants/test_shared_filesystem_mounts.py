@@ -2,7 +2,8 @@
 read from the plan against the configuration the user wrote: each pool that mounts a
 filesystem has its volume and a task-container mount at its path in every task pod spec (CPU
 and GPU), read-only where asked; pools that do not mount it have neither; where a pool's pods
-may run there is a claim bound to the filesystem, kept on destroy; the checkpoint
+may run there is a claim bound to the filesystem, replaced with its volume when the source
+changes, never resized, not kept on destroy (the filesystem keeps the data); the checkpoint
 filesystem is the checkpoint volume of every task pod, checkpoint GC's and (read-only) the
 master's."""
 
@@ -148,7 +149,11 @@ def test_a_claim_bound_to_the_filesystem_where_each_mounting_pool_may_run(stack)
         for r in stack.result.resources
         if r["type"] in ("kubernetes:core/v1:PersistentVolumeClaim", "kubernetes:core/v1:PersistentVolume")
     }
-    deletable = stack.raw.get("allowDataDeletion") is True and stack.raw.get("environment", "dev") == "dev"
+    urns = {
+        (r["inputs"]["metadata"].get("namespace"), r["inputs"]["metadata"]["name"]): r["urn"]
+        for r in stack.result.resources
+        if r["type"] == "kubernetes:core/v1:PersistentVolume"
+    }
     new_namespaces = det.master.version_tuple >= WORKSPACE_NAMESPACES_SINCE
     for fs in filesystems(stack):
         if fs["kind"] == "gcsFuse" or fs.get("claimName"):
@@ -176,8 +181,22 @@ def test_a_claim_bound_to_the_filesystem_where_each_mounting_pool_may_run(stack)
             assert volume["spec"]["accessModes"] == ["ReadWriteMany"]
             if fs["kind"] == "existing":
                 assert volume["spec"]["nfs"] == {"server": fs["nfs"]["server"], "path": fs["nfs"]["path"]}
-            for ref in ((namespace, claim["metadata"]["name"]), (None, volume["metadata"]["name"])):
-                assert bool(kept[ref].get("retainOnDelete")) is not deletable, f"{stack.name}: {ref} kept"
+            claim_ref, volume_ref = (namespace, claim["metadata"]["name"]), (None, volume["metadata"]["name"])
+            for ref in (claim_ref, volume_ref):
+                options = kept[ref]
+                # Not kept (the share keeps the data; a kept volume would block the namespace's
+                # return), and a new size is never applied (a class-less claim cannot grow).
+                assert not options.get("retainOnDelete"), f"{stack.name}: {ref} kept on destroy"
+                assert {"spec.capacity", "spec.resources.requests.storage"} <= set(
+                    options.get("ignoreChanges", [])
+                )
+                assert options.get("deleteBeforeReplace") is True, f"{stack.name}: {ref} (fixed name)"
+            # A new source replaces the volume (immutable), and its claim with it.
+            source = next(k for k in ("nfs", "csi") if k in volume["spec"])
+            assert f"spec.{source}" in kept[volume_ref].get("replaceOnChanges", []), (
+                f"{stack.name}: {volume_ref}"
+            )
+            assert kept[claim_ref].get("replaceWith") == [urns[volume_ref]], f"{stack.name}: {claim_ref}"
 
 
 def test_the_checkpoint_filesystem_is_every_pods_checkpoint_volume(stack):
