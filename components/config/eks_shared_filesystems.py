@@ -107,8 +107,24 @@ def _s3_problems(cfg: EksStack, i: int, fs: FsxLustreFs, add: Add) -> None:
         )
 
 
+def _unbacked_problems(cfg: EksStack, i: int, fs: FsxLustreFs, add: Add) -> None:
+    """Prod: files written to an FSx file system linked to S3 only for import would exist
+    nowhere else. FSx backs up only Persistent file systems that "Are not linked to a data
+    repository" (CreateBackup, https://docs.aws.amazon.com/fsx/latest/APIReference/
+    API_CreateBackup.html, read 2026-11-26), so the stack turns backups off with `s3`."""
+    if cfg.environment != "prod" or fs.s3 is None or fs.read_only or fs.s3.export:
+        return
+    add(
+        f"sharedFilesystems[{i}].s3",
+        "a writable file system linked to S3 for import only keeps what tasks write nowhere else (FSx "
+        "backs up no file system linked to S3): set s3.export true, readOnly true, or drop s3 (then "
+        "the stack keeps daily backups)",
+    )
+
+
 def eks_filesystem_problems(cfg: EksStack, add: Add) -> None:
     for i, fs in enumerate(cfg.shared_filesystems):
         if isinstance(fs, FsxLustreFs):
             _fsx_zone_problems(cfg, i, fs, add)
             _s3_problems(cfg, i, fs, add)
+            _unbacked_problems(cfg, i, fs, add)

@@ -98,6 +98,14 @@ def fabric_task_problems(cfg: StackConfig, add: Add) -> None:
     # Pools that take the fabric (resourcePools[].fabric false opts out).
     fabric_pools = [(rp, pool) for rp, pool in pools if _fabric(pool) and rp.fabric]
     tcd = cfg.task_container_defaults
+    rp_index = {id(rp): i for i, rp in enumerate(cfg.resource_pools)}
+    for rp, pool in pools:
+        if not rp.fabric and not _fabric(pool):
+            add(
+                f"resourcePools[{rp_index[id(rp)]}].fabric",
+                f"false opts out of a GPU fabric, but node pool {pool.name!r} has none (nodePools[].fabric); "
+                "remove it",
+            )
 
     if tcd.network_mode == "host" and fabric_pools:
         names = ", ".join(sorted({f"nodePools[{index[pool.name]}].fabric" for _, pool in fabric_pools}))

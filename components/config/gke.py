@@ -427,6 +427,18 @@ def _local_ssd_problems(i: int, pool: GkeNodePool, add: Add) -> None:
             )
         elif nvme.count and own is not None and nvme.count != own:
             add(at, f"{machine_type} comes with {own} local SSDs: leave count out (0) or set {own}")
+    # Each task pod asks for `size` of the node's ephemeral storage, which the local SSDs hold
+    # (375 GiB each: gke_machines.BUNDLED_SSD_COUNTS' sources); more than they hold is never
+    # scheduled. Types whose bundled number is not known here are not judged.
+    counts = [nvme.count or gke_machines.BUNDLED_SSD_COUNTS.get(m, 0) for m in pool.machine_types]
+    if all(counts):
+        smallest = min(counts) * gke_machines.LOCAL_SSD_GIB
+        if quantity_value(nvme.size) > smallest * 2**30:
+            add(
+                f"nodePools[{i}].localNvme.size",
+                f"{nvme.size} is more than the {smallest}Gi of local SSD a node of the pool has: a task pod "
+                "asking for it could never be scheduled",
+            )
 
 
 def _fabric_machines() -> str:

@@ -339,6 +339,7 @@ BUNDLED_SSD_SERIES = ("z4d", "z4m", "z3", "a5x", "a4x", "a4", "a3", "a2-ultragpu
 # The local SSDs (375 GiB each) of machine types known to carry them, as GKE's ephemeral storage
 # count: cluster-toolkit@1047080 modules/compute/gke-node-pool/disk_definitions.tf:24-29 (A3,
 # A4) and dstackai/gpuhunt@3584151 src/gpuhunt/providers/gcp.py:65-93 (A2 Ultra).
+LOCAL_SSD_GIB = 375
 BUNDLED_SSD_COUNTS = {
     "a3-highgpu-8g": 16,
     "a3-megagpu-8g": 16,

@@ -63,12 +63,14 @@ def zonal(fs: SharedFilesystemBase) -> bool:
 
 
 def mounting_zones(pool_zones: list[list[str] | None], cluster_zones: list[str]) -> list[str]:
-    """The zones the mounting node pools run in, first pool first (a pool whose zones are left
-    to GKE counts as cluster.zones)."""
-    found: list[str] = []
-    for zones in pool_zones:
-        found += zones if zones is not None else cluster_zones
-    return list(dict.fromkeys(found))
+    """The zones the mounting node pools run in (a pool whose zones are left to GKE counts as
+    cluster.zones): first those every one of them runs in, where all reach the filesystem
+    without crossing zones (a GPU pool often runs in one zone only), then the others, first
+    pool first."""
+    lists = [zones if zones is not None else cluster_zones for zones in pool_zones]
+    found = list(dict.fromkeys(zone for zones in lists for zone in zones))
+    common = [zone for zone in found if all(zone in zones for zones in lists)]
+    return common + [zone for zone in found if zone not in common]
 
 
 def filesystem_zone(fs: SharedFilesystemBase, zones: list[str]) -> str | None:
@@ -135,7 +137,8 @@ def _lustre_problems(i: int, fs: ManagedLustreFs, cfg: GkeStack, add: Add) -> No
         add(
             f"{at}.kind",
             "managedLustre beside database.mode managed on a created network is not supported yet: both "
-            "need the network's one private services access connection",
+            "need the network's one private services access connection; use database.mode inCluster or "
+            "external, or an existing network (cluster.network) whose private services access covers both",
         )
 
 

@@ -122,8 +122,8 @@ def _path_problems(cfg: StackConfig, add: Add, filesystems: list[SharedFilesyste
                 j = taken[fs.path]
                 once(
                     i,
-                    f"{fs.path} is also sharedFilesystems[{j}] {filesystems[j].name!r}'s path, both mounted "
-                    f"by pool {rp.name!r}; give each its own mountPath",
+                    f"{fs.path} is also the path of sharedFilesystems[{j}] ({filesystems[j].name}), both "
+                    f"mounted by pool {rp.name!r}; give each its own mountPath",
                 )
             taken.setdefault(fs.path, i)
             if cs is not None and _overlap(fs.path, cs.container_path):

@@ -524,3 +524,30 @@ def test_ranges_google_would_pick_are_kept_out_of_the_fabric_range():
     plain = cluster_args({**raw, "nodePools": [SYSTEM, {**MEGA, "fabric": None}]})
     assert "address" not in gke_fs.lustre_range_args(plain, "net")
     assert "reserved_ip_range" not in gke_fs.filestore_network(plain, "p", "net", by_fs["home"])
+
+
+def test_a_first_fabric_pool_replaces_no_range_in_use():
+    # A stack made without a fabric pool has ranges Google chose; adding one pins new ranges,
+    # which must not replace a global address or a Filestore instance in use: each range is
+    # fixed at creation (ignoreChanges), as name_kept does for names.
+    raw = gke(MEGA)
+    home = {"name": "home", "kind": "filestore", "tier": "BASIC_HDD", "zone": "us-central1-a"}
+    lustre = {"name": "scratch", "kind": "managedLustre", "zone": "us-central1-a"}
+    with_sql = {
+        **raw,
+        "database": {"mode": "managed", "tier": "db-custom-2-8192"},
+        "sharedFilesystems": [home],
+    }
+    with_lustre = {**raw, "sharedFilesystems": [home, lustre]}
+    kept = [
+        ("sql", "compute/globalAddress:GlobalAddress", "sql-range", "address"),
+        ("lustre", "compute/globalAddress:GlobalAddress", "lustre-range", "address"),
+        ("lustre", "filestore/instance:Instance", "fs-home", "networks[0].reservedIpRange"),
+    ]
+    plans = {
+        "sql": plan_for(with_sql, stack="ranges-kept-sql"),
+        "lustre": plan_for(with_lustre, stack="ranges-kept-lustre"),
+    }
+    for plan, kind, name, path in kept:
+        (found,) = [r for r in of_type(plans[plan], kind) if r["name"] == name]
+        assert path in found["options"].get("ignoreChanges", []), name

@@ -91,6 +91,18 @@ def test_filestore_sits_in_the_zone_of_the_pools_that_mount_it_and_serves_nfs_4_
     assert instance["networks"][0]["network"] == inputs(dev(), "compute/network:Network", "network")["name"]
 
 
+def test_a_filesystem_goes_to_a_zone_every_mounting_pool_runs_in():
+    # The system pool runs in both cluster zones, the GPU pool in the second only: a share
+    # in the first would be read across zones by every GPU node.
+    raw = gke_dev(sharedFilesystems=[{"name": "datasets", "kind": "filestore"}])
+    raw["nodePools"] = [raw["nodePools"][0], {**raw["nodePools"][1], "zones": ["us-central1-b"]}]
+    raw["resourcePools"] = raw["resourcePools"][::-1]  # the system pool's first
+    args = stack_args.gke_cluster_args(load_config(raw))
+    assert gke_fs.pools_zones(args, "datasets")[0] == "us-central1-b"
+    result = plan_for(raw, stack="fs-zone")
+    assert inputs(result, "filestore/instance:Instance", "fs-datasets")["location"] == "us-central1-b"
+
+
 def test_filestore_exports_to_the_node_range_only():
     exports = inputs(dev(), "filestore/instance:Instance", "fs-datasets")["fileShares"]["nfsExportOptions"]
     assert exports == [

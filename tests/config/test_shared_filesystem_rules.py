@@ -93,7 +93,7 @@ def test_two_filesystems_at_one_path_in_a_pool():
         }
     )
     assert problems == [
-        "sharedFilesystems[1].mountPath: /data is also sharedFilesystems[0] 'a''s path, both mounted by pool 'aux'; "
+        "sharedFilesystems[1].mountPath: /data is also the path of sharedFilesystems[0] (a), both mounted by pool 'aux'; "
         "give each its own mountPath"
     ]
 

@@ -38,7 +38,7 @@ KEPT = {
     **dict.fromkeys(["gke-dev", "eks-dev", "gke-operator", "gke-shared-vpc", "kueue-gke"], FENCE),
     **dict.fromkeys(["tls-ingress-eks", "tls-ingress-gke"], FENCE),
     **dict.fromkeys(["karpenter-eks", "compute-class-gke", "queued-gke"], FENCE),
-    "pre-pull-eks": FENCE,
+    **dict.fromkeys(["pre-pull-eks", "eks-fabric-nodes", "shared-fs-gke-0.34.0", "fabric-rdma-gke"], FENCE),
     "tls-master": {"lb-source-ranges"},
     "chart-parity": {"no-privileged-pods"},
 }

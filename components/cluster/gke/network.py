@@ -69,6 +69,20 @@ def service_block(args: GkeClusterArgs) -> ipaddress.IPv4Network | None:
     return None
 
 
+# A service range is fixed when it is made: a stack made before its ranges were pinned (no
+# fabric pool then) keeps the one Google chose, rather than replacing a range in use (a
+# global address cannot be changed in place, nor a Filestore instance's network).
+RANGE_KEPT = {
+    "gcp:compute/globalAddress:GlobalAddress": "address",
+    "gcp:filestore/instance:Instance": "networks[0].reservedIpRange",
+}
+
+
+def range_kept(opts: pulumi.ResourceOptions, resource: str) -> pulumi.ResourceOptions:
+    """`opts` with the resource's pinned range fixed at creation (RANGE_KEPT)."""
+    return pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(ignore_changes=[RANGE_KEPT[resource]]))
+
+
 def pinned_address(args: GkeClusterArgs, offset: int) -> str | None:
     """The first address of a range at `offset` in service_block (None: Google picks)."""
     block = service_block(args)
@@ -221,9 +235,10 @@ def network(
         gcp.compute.RouterNat("nat", opts=opts, **nat_args(args, router.name))
     sql_ready: list[pulumi.Resource] = []
     if needs_sql:
+        address = "gcp:compute/globalAddress:GlobalAddress"
         reserved = gcp.compute.GlobalAddress(
             "sql-range",
-            opts=name_kept(kept, "gcp:compute/globalAddress:GlobalAddress", "name"),
+            opts=range_kept(name_kept(kept, address, "name"), address),
             **sql_range_args(args, vpc.id),
         )
         sql_ready.append(

@@ -378,7 +378,9 @@ def shared_filesystems(
     for fs in args.shared_filesystems:
         if isinstance(fs, FilestoreFs):
             instance = gcp.filestore.Instance(
-                f"fs-{fs.name}", opts=kept, **filestore_args(args, fs, project, net.network)
+                f"fs-{fs.name}",
+                opts=gke_network.range_kept(kept, FILESTORE),
+                **filestore_args(args, fs, project, net.network),
             )
             volumes[fs.name] = filestore_volume(fs, instance)
         elif isinstance(fs, GcsFuseFs):
@@ -433,7 +435,9 @@ def lustre_network(
     keep = bool(data.retain_on_delete)
     kept = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(retain_on_delete=keep))
     reserved = gcp.compute.GlobalAddress(
-        "lustre-range", opts=name_kept(kept, ADDRESS, "name"), **lustre_range_args(args, net.network)
+        "lustre-range",
+        opts=gke_network.range_kept(name_kept(kept, ADDRESS, "name"), ADDRESS),
+        **lustre_range_args(args, net.network),
     )
     connection = gcp.servicenetworking.Connection(
         "lustre-peering", opts=opts, **gke_network.peering_args(net.network, reserved.name, keep)
