@@ -57,9 +57,10 @@ def dev():
 
 @functools.cache
 def prod():
-    return plan_for(
-        dev_config(environment="prod", cluster={"name": "det-prod", "region": "us-east-1"}), stack="eks-p"
-    )
+    raw = dev_config(environment="prod", cluster={"name": "det-prod", "region": "us-east-1"})
+    # Prod refuses a writable file system linked to S3 for import only (nothing backs it up).
+    raw["sharedFilesystems"][1] = {**raw["sharedFilesystems"][1], "readOnly": True}
+    return plan_for(raw, stack="eks-p")
 
 
 @functools.cache
