@@ -427,7 +427,7 @@ class EksNodePool(TypedDict):
     "gke: image streaming (Artifact Registry images start before they are fully pulled; COS_CONTAINERD nodes only; changed in place), which needs the Container File System API (containerfilesystem.googleapis.com) enabled in the project: the stack enables no APIs; eks: containerd's parallel pull and unpack (SOCI FastImagePull). Default: on for GKE GPU pools on COS, off on eks."
 
     pre_pull_images: NotRequired[bool]
-    "true runs a DaemonSet on the pool's nodes that pulls the task images of the resource pools on it as soon as a node starts. Default false."
+    "true runs a DaemonSet on the pool's nodes that pulls the task images of the resource pools on it as soon as a node starts; only on a node pool some resource pool runs on. Default false."
 
     disk_size_gb: NotRequired[int]
     "The nodes' root volume size in GB, 20-16384 (default 100)."
@@ -619,7 +619,7 @@ class GkeNodePool(TypedDict):
     "gke: image streaming (Artifact Registry images start before they are fully pulled; COS_CONTAINERD nodes only; changed in place), which needs the Container File System API (containerfilesystem.googleapis.com) enabled in the project: the stack enables no APIs; eks: containerd's parallel pull and unpack (SOCI FastImagePull). Default: on for GKE GPU pools on COS, off on eks."
 
     pre_pull_images: NotRequired[bool]
-    "true runs a DaemonSet on the pool's nodes that pulls the task images of the resource pools on it as soon as a node starts. Default false."
+    "true runs a DaemonSet on the pool's nodes that pulls the task images of the resource pools on it as soon as a node starts; only on a node pool some resource pool runs on. Default false."
 
     image_type: NotRequired[str]
     "The node image: `COS_CONTAINERD` (default) or `UBUNTU_CONTAINERD` (one for every GPU pool with the GPU operator). One of: COS_CONTAINERD, UBUNTU_CONTAINERD."
@@ -878,7 +878,7 @@ class NodePool(TypedDict):
     "gke: image streaming (Artifact Registry images start before they are fully pulled; COS_CONTAINERD nodes only; changed in place), which needs the Container File System API (containerfilesystem.googleapis.com) enabled in the project: the stack enables no APIs; eks: containerd's parallel pull and unpack (SOCI FastImagePull). Default: on for GKE GPU pools on COS, off on eks. Only for GkeNodePool, EksNodePool."
 
     pre_pull_images: NotRequired[bool]
-    "true runs a DaemonSet on the pool's nodes that pulls the task images of the resource pools on it as soon as a node starts. Default false. Only for GkeNodePool, EksNodePool."
+    "true runs a DaemonSet on the pool's nodes that pulls the task images of the resource pools on it as soon as a node starts; only on a node pool some resource pool runs on. Default false. Only for GkeNodePool, EksNodePool."
 
     image_type: NotRequired[str]
     "The node image: `COS_CONTAINERD` (default) or `UBUNTU_CONTAINERD` (one for every GPU pool with the GPU operator). Only for GkeNodePool. One of: COS_CONTAINERD, UBUNTU_CONTAINERD."

@@ -267,7 +267,8 @@ class CloudNodePool(NodePool):
     pre_pull_images: Flag = Field(
         False,
         description="true runs a DaemonSet on the pool's nodes that pulls the task images of the resource "
-        "pools on it as soon as a node starts. Default false.",
+        "pools on it as soon as a node starts; only on a node pool some resource pool runs on. Default "
+        "false.",
     )
 
     @model_validator(mode="after")

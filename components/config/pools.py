@@ -16,13 +16,22 @@ if TYPE_CHECKING:
 
 
 def node_pool_problems(cfg: StackConfig, add: Add) -> None:
-    """Node pool names unique, minNodes within maxNodes, an untainted pool for the system pods."""
+    """Node pool names unique, minNodes within maxNodes, images pre-pulled only where tasks run,
+    an untainted pool for the system pods."""
     names = [p.name for p in cfg.node_pools]
     for i, pool in enumerate(cfg.node_pools):
         if pool.name in names[:i]:
             add(f"nodePools[{i}].name", f"duplicate node pool name {pool.name!r}")
         if isinstance(pool, CloudNodePool) and pool.min_nodes > pool.max_nodes:
             add(f"nodePools[{i}].minNodes", f"{pool.min_nodes} is greater than maxNodes ({pool.max_nodes})")
+    used = {rp.node_pool for rp in cfg.resource_pools}
+    for i, pool in enumerate(cfg.node_pools):
+        if getattr(pool, "pre_pull_images", False) and pool.name not in used:
+            add(
+                f"nodePools[{i}].prePullImages",
+                f"no resource pool runs on node pool {pool.name!r}, so no task image would be pulled "
+                "there; remove it or give the node pool a resource pool",
+            )
     if not any(not p.all_taints for p in cfg.node_pools):
         add(
             "nodePools",

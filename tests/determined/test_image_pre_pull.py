@@ -11,7 +11,7 @@ import subprocess
 from functools import cache
 
 import pytest
-from conftest import EKS, GKE, with_pool
+from conftest import EKS, GKE, config_problems, with_pool
 from planning import by_kind, plan_for
 from test_master_images import SOURCE, needs_source
 
@@ -94,12 +94,14 @@ def test_the_pool_taints_a_compute_class_and_its_selector_come_along():
     ]
 
 
-def test_no_daemonset_without_the_flag_or_without_resource_pools_on_the_pool():
+def test_no_daemonset_without_the_flag_and_the_flag_refused_without_resource_pools_on_the_pool():
     assert _daemonsets(plan_for(EKS)) == {}
-    # The flag on a pool no resource pool uses: nothing of Determined's runs there to pull for.
+    # The flag on a pool no resource pool uses: nothing of Determined's runs there to pull for,
+    # which validation says rather than ignore it.
     raw = copy.deepcopy(EKS)
     raw["nodePools"].append({"name": "spare", "machineType": "m6i.2xlarge", "prePullImages": True})
-    assert _daemonsets(plan_for(raw)) == {}
+    (problem,) = config_problems(raw)
+    assert problem.startswith("nodePools[2].prePullImages: no resource pool runs on node pool")
 
 
 def test_each_pool_gets_its_own_daemonset_with_a_selector_of_its_own():
