@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 from components import versions
 from components.config import gcs_fuse
 from components.config import gke as gke_rules  # which calls this module: read at call time
-from components.config.database import ManagedDatabase
 from components.config.errors import Add
 from components.config.shared_filesystems import (
     FILESTORE_ZONAL_TIERS,
@@ -113,7 +112,6 @@ def _zone_problems(i: int, fs: SharedFilesystemBase, cfg: GkeStack, add: Add) ->
 
 
 def _lustre_problems(i: int, fs: ManagedLustreFs, cfg: GkeStack, add: Add) -> None:
-    at = f"sharedFilesystems[{i}]"
     for pool in cfg.filesystem_node_pools(fs):
         j = next(k for k, p in enumerate(cfg.node_pools) if p is pool)
         if pool.image_type != LUSTRE_IMAGE_TYPE:
@@ -131,15 +129,6 @@ def _lustre_problems(i: int, fs: ManagedLustreFs, cfg: GkeStack, add: Add) -> No
     if version is not None and versions.minor_tuple(version) < LUSTRE_MIN_MINOR:
         least = ".".join(map(str, LUSTRE_MIN_MINOR))
         add("cluster.kubernetesVersion", f"{version}: {fs.name} (managedLustre) needs GKE {least} or later")
-    if not cfg.cluster.network.existing and isinstance(cfg.database, ManagedDatabase):
-        # Both reach the VPC through its one private services access connection, which the
-        # network module makes for Cloud SQL with its own range only.
-        add(
-            f"{at}.kind",
-            "managedLustre beside database.mode managed on a created network is not supported yet: both "
-            "need the network's one private services access connection; use database.mode inCluster or "
-            "external, or an existing network (cluster.network) whose private services access covers both",
-        )
 
 
 def _basic_tier_problems(i: int, fs: FilestoreFs, cfg: GkeStack, add: Add) -> None:

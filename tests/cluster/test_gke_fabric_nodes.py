@@ -502,7 +502,7 @@ def test_ranges_google_would_pick_are_kept_out_of_the_fabric_range():
     args = cluster_args(raw)
     fabric_range = ipaddress.ip_network(gke_machines.FABRIC_RANGE)
     taken = [ipaddress.ip_network(c) for c in ("10.10.0.0/20", "10.32.0.0/14", "10.36.0.0/20")]
-    lustre = gke_fs.lustre_range_args(args, "net")
+    lustre = gke_network.lustre_range_args(args, "net")
     sql = gke_network.sql_range_args(args, "net")
     ranges = [
         ipaddress.ip_network(f"{lustre['address']}/{lustre['prefix_length']}"),
@@ -522,7 +522,7 @@ def test_ranges_google_would_pick_are_kept_out_of_the_fabric_range():
     assert gke_fs.filestore_network(alone, "p", "net", ent)["reserved_ip_range"] == str(ranges[3])
     # No fabric pool: Google picks, as before.
     plain = cluster_args({**raw, "nodePools": [SYSTEM, {**MEGA, "fabric": None}]})
-    assert "address" not in gke_fs.lustre_range_args(plain, "net")
+    assert "address" not in gke_network.lustre_range_args(plain, "net")
     assert "reserved_ip_range" not in gke_fs.filestore_network(plain, "p", "net", by_fs["home"])
 
 

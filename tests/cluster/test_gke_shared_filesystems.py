@@ -16,6 +16,7 @@ from planning import of_type, plan_for, resource
 import stack_args
 from components import names
 from components.cluster.gke import filesystem_addons
+from components.cluster.gke import network as gke_network
 from components.cluster.gke import shared_filesystems as gke_fs
 from components.config import gcs_fuse, load_config
 from components.config.errors import ConfigError
@@ -265,14 +266,30 @@ def test_the_fuse_volume_the_cluster_hands_over_matches_the_pods():
 
 def test_lustre_gets_private_services_access_and_a_firewall_from_its_range_only():
     address = inputs(dev(), "globalAddress:GlobalAddress", "lustre-range")
-    assert (address["purpose"], address["prefixLength"]) == ("VPC_PEERING", gke_fs.LUSTRE_RANGE_PREFIX)
+    assert (address["purpose"], address["prefixLength"]) == ("VPC_PEERING", gke_network.LUSTRE_RANGE_PREFIX)
     connection = inputs(dev(), "connection:Connection", "lustre-peering")
     assert connection["reservedPeeringRanges"] == [address["name"]]
     assert connection["deletionPolicy"] == "ABANDON"  # kept with the instance it peers
     rule = inputs(dev(), "firewall:Firewall", "lustre-lnet")
     assert rule["direction"] == "INGRESS"
-    assert rule["sourceRanges"] == [f"10.100.0.0/{gke_fs.LUSTRE_RANGE_PREFIX}"]  # the mock's range
+    assert rule["sourceRanges"] == [f"10.100.0.0/{gke_network.LUSTRE_RANGE_PREFIX}"]  # the mock's range
     assert rule["allows"] == [{"protocol": "tcp", "ports": ["988"]}]
+
+
+def test_lustre_beside_cloud_sql_shares_the_networks_one_connection():
+    # One private services access connection per network and service: Cloud SQL's, over both
+    # ranges (a second connection would be refused or replace the first).
+    raw = gke_dev(
+        sharedFilesystems=[FILESYSTEMS[3]], database={"mode": "managed", "tier": "db-custom-2-8192"}
+    )
+    result = plan_for(raw, stack="fs-lustre-sql")
+    (connection,) = of_type(result, "connection:Connection")
+    assert connection["name"] == "sql-peering"
+    sql = inputs(result, "globalAddress:GlobalAddress", "sql-range")["name"]
+    lustre = inputs(result, "globalAddress:GlobalAddress", "lustre-range")["name"]
+    assert connection["inputs"]["reservedPeeringRanges"] == [sql, lustre]
+    instance = resource(result, "lustre/instance:Instance", "fs-scratch")
+    assert any("sql-peering" in urn for urn in instance.get("dependsOn", [])), instance.get("dependsOn")
 
 
 def test_lustre_instance_and_its_volume_handle():

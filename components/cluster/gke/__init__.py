@@ -77,8 +77,15 @@ class GkeCluster(pulumi.ComponentResource):
         managed_db = isinstance(args.database, ManagedDatabase)
 
         attached = any(fs.kind in ("filestore", "managedLustre") for fs in args.shared_filesystems)
+        lustre = any(fs.kind == "managedLustre" for fs in args.shared_filesystems)
         net = network.network(
-            args, project, needs_sql=managed_db, keep_sql=keep, opts=child, keep_filesystems=keep and attached
+            args,
+            project,
+            needs_sql=managed_db,
+            keep_sql=keep,
+            opts=child,
+            keep_filesystems=keep and attached,
+            needs_lustre=lustre,
         )
         node_account = gcp.serviceaccount.Account(
             "nodes",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import ipaddress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
@@ -69,11 +69,13 @@ def service_block(args: GkeClusterArgs) -> ipaddress.IPv4Network | None:
     return None
 
 
+ADDRESS = "gcp:compute/globalAddress:GlobalAddress"
+
 # A service range is fixed when it is made: a stack made before its ranges were pinned (no
 # fabric pool then) keeps the one Google chose, rather than replacing a range in use (a
 # global address cannot be changed in place, nor a Filestore instance's network).
 RANGE_KEPT = {
-    "gcp:compute/globalAddress:GlobalAddress": "address",
+    ADDRESS: "address",
     "gcp:filestore/instance:Instance": "networks[0].reservedIpRange",
 }
 
@@ -119,6 +121,10 @@ class Network:
     services_range: str | None
     # Resources that must exist before Cloud SQL gets a private IP (private services access).
     sql_ready: list[pulumi.Resource]
+    # Managed Lustre's private services range, and what its instances wait for (the one
+    # connection of the network's private services access, shared with Cloud SQL).
+    lustre_range: gcp.compute.GlobalAddress | None = None
+    lustre_ready: list[pulumi.Resource] = field(default_factory=list)
 
 
 def network_args(args: GkeClusterArgs) -> dict[str, Any]:
@@ -182,11 +188,36 @@ def sql_range_args(args: GkeClusterArgs, network: pulumi.Input[str]) -> dict[str
     return result
 
 
-def peering_args(network: pulumi.Input[str], reserved_range: pulumi.Input[str], keep: bool) -> dict[str, Any]:
+# Managed Lustre's private services range: "each Managed Lustre instance requires a contiguous
+# CIDR block with prefix length 23 or shorter" (https://docs.cloud.google.com/managed-lustre/docs/vpc,
+# read 2026-11); a /22 as Google's example (cluster-toolkit@v1.95.0 examples/gke-managed-lustre.yaml).
+LUSTRE_RANGE_PREFIX = 22
+
+
+def lustre_range_args(args: GkeClusterArgs, network: pulumi.Input[str]) -> dict[str, Any]:
+    result = {
+        "name": namer(args.cluster).name(ADDRESS, "name", "lustre"),
+        "network": network,
+        "purpose": "VPC_PEERING",
+        "address_type": "INTERNAL",
+        "prefix_length": LUSTRE_RANGE_PREFIX,
+    }
+    # Beside a GPU fabric: out of 192.168.0.0/16 (service_block).
+    if address := pinned_address(args, LUSTRE_OFFSET):
+        result["address"] = address
+    return result
+
+
+def peering_args(
+    network: pulumi.Input[str], reserved_ranges: list[pulumi.Input[str]], keep: bool
+) -> dict[str, Any]:
+    """The network's one private services access connection (one per network and service:
+    https://cloud.google.com/vpc/docs/configure-private-services-access, "Creating a private
+    connection"), over every range reserved for it."""
     return {
         "network": network,
         "service": "servicenetworking.googleapis.com",
-        "reserved_peering_ranges": [reserved_range],
+        "reserved_peering_ranges": reserved_ranges,
         # Kept (with a kept Cloud SQL instance and the network): left as it is. Otherwise
         # removed even while Google still counts a just-deleted instance as using it, so
         # that the network can go.
@@ -214,6 +245,7 @@ def network(
     keep_sql: bool,
     opts: pulumi.ResourceOptions,
     keep_filesystems: bool = False,
+    needs_lustre: bool = False,
 ) -> Network:
     """`keep_sql`: a kept Cloud SQL instance stays peered with the network, so the network and
     its reserved range are kept with it (Google refuses to delete them while it lives).
@@ -233,20 +265,42 @@ def network(
     if args.cluster.private_nodes:
         router = gcp.compute.Router("router", opts=opts, **router_args(args, vpc.id))
         gcp.compute.RouterNat("nat", opts=opts, **nat_args(args, router.name))
-    sql_ready: list[pulumi.Resource] = []
+    # Cloud SQL and Managed Lustre reach the network through its one private services access
+    # connection, over a range each: named for Cloud SQL where it has one (what stacks made
+    # before Lustre have), else for Lustre.
+    ranges: list[pulumi.Input[str]] = []
+    sql_range = lustre_range = None
     if needs_sql:
-        address = "gcp:compute/globalAddress:GlobalAddress"
-        reserved = gcp.compute.GlobalAddress(
+        sql_range = gcp.compute.GlobalAddress(
             "sql-range",
-            opts=range_kept(name_kept(kept, address, "name"), address),
+            opts=range_kept(name_kept(kept, ADDRESS, "name"), ADDRESS),
             **sql_range_args(args, vpc.id),
         )
-        sql_ready.append(
-            gcp.servicenetworking.Connection(
-                "sql-peering", opts=opts, **peering_args(vpc.id, reserved.name, keep_sql)
-            )
+        ranges.append(sql_range.name)
+    if needs_lustre:
+        lustre_kept = pulumi.ResourceOptions.merge(
+            opts, pulumi.ResourceOptions(retain_on_delete=keep_filesystems)
         )
-    return Network(vpc.id, subnet.id, PODS_RANGE, SERVICES_RANGE, sql_ready)
+        lustre_range = gcp.compute.GlobalAddress(
+            "lustre-range",
+            opts=range_kept(name_kept(lustre_kept, ADDRESS, "name"), ADDRESS),
+            **lustre_range_args(args, vpc.id),
+        )
+        ranges.append(lustre_range.name)
+    ready: list[pulumi.Resource] = []
+    if ranges:
+        keep = (needs_sql and keep_sql) or (needs_lustre and keep_filesystems)
+        name = "sql-peering" if needs_sql else "lustre-peering"
+        ready.append(gcp.servicenetworking.Connection(name, opts=opts, **peering_args(vpc.id, ranges, keep)))
+    return Network(
+        vpc.id,
+        subnet.id,
+        PODS_RANGE,
+        SERVICES_RANGE,
+        sql_ready=ready if needs_sql else [],
+        lustre_range=lustre_range,
+        lustre_ready=ready if needs_lustre else [],
+    )
 
 
 # What GKE's own firewall rule (gke-<cluster>-<hash>-master) lets the control plane of a

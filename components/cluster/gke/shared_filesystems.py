@@ -66,12 +66,10 @@ READ_ROLE = "roles/storage.objectViewer"
 WRITE_ROLE = storage.STORAGE_ROLE  # roles/storage.objectUser
 
 LUSTRE_DRIVER = "lustre.csi.storage.gke.io"
-# Private services access for Managed Lustre: one allocated range for the stack's instances
-# (cluster-toolkit allocates a /22 for one: GoogleCloudPlatform/cluster-toolkit@v1.95.0:
-# examples/gke-managed-lustre.yaml:56-64), and the firewall rule that lets the Lustre servers
-# reach the nodes' LNet on TCP 988 (same file :66-76; the port the driver uses on GKE
-# 1.33.2-gke.4780000 and later, /work/research26/shared-fs.md §3).
-LUSTRE_RANGE_PREFIX = 22
+# The firewall rule that lets the Lustre servers, in their private services range
+# (network.lustre_range_args), reach the nodes' LNet on TCP 988
+# (GoogleCloudPlatform/cluster-toolkit@v1.95.0: examples/gke-managed-lustre.yaml:66-76; the
+# port the driver uses on GKE 1.33.2-gke.4780000 and later, /work/research26/shared-fs.md §3).
 LUSTRE_PORT = "988"
 
 
@@ -278,20 +276,6 @@ def fuse_identity(
 # --- Managed Lustre ------------------------------------------------------------------------
 
 
-def lustre_range_args(args: GkeClusterArgs, network: pulumi.Input[str]) -> dict[str, Any]:
-    result = {
-        "name": namer(args.cluster).name(ADDRESS, "name", "lustre"),
-        "network": network,
-        "purpose": "VPC_PEERING",
-        "address_type": "INTERNAL",
-        "prefix_length": LUSTRE_RANGE_PREFIX,
-    }
-    # Beside a GPU fabric: out of 192.168.0.0/16 (gke_network.service_block).
-    if address := gke_network.pinned_address(args, gke_network.LUSTRE_OFFSET):
-        result["address"] = address
-    return result
-
-
 def lustre_firewall_args(
     args: GkeClusterArgs, network: pulumi.Input[str], address: pulumi.Input[str]
 ) -> dict[str, Any]:
@@ -300,7 +284,7 @@ def lustre_firewall_args(
         "network": network,
         "direction": "INGRESS",
         "description": f"Managed Lustre servers reach the LNet of {args.cluster.name}'s nodes",
-        "source_ranges": [pulumi.Output.concat(address, f"/{LUSTRE_RANGE_PREFIX}")],
+        "source_ranges": [pulumi.Output.concat(address, f"/{gke_network.LUSTRE_RANGE_PREFIX}")],
         "allows": [{"protocol": "tcp", "ports": [LUSTRE_PORT]}],
     }
 
@@ -414,7 +398,7 @@ def shared_filesystems(
             volumes[fs.name] = gcs_fuse_volume(fs, name, ready)
         elif isinstance(fs, ManagedLustreFs):
             if lustre_ready is None:
-                lustre_ready = lustre_network(args, net, opts, data)
+                lustre_ready = lustre_network(args, net, opts)
             instance = gcp.lustre.Instance(
                 f"fs-{fs.name}",
                 opts=pulumi.ResourceOptions.merge(kept, pulumi.ResourceOptions(depends_on=lustre_ready)),
@@ -424,25 +408,13 @@ def shared_filesystems(
     return SharedFilesystems(volumes, identity.annotations if identity else {})
 
 
-def lustre_network(
-    args: GkeClusterArgs, net: Network, opts: pulumi.ResourceOptions, data: pulumi.ResourceOptions
-) -> list[pulumi.Resource]:
-    """Private services access and the LNet firewall rule on a created network (an existing
-    network's owner provides both: docs/clouds/gke.md, Shared VPC). Kept with the data: an
-    instance still peered keeps its range and connection."""
-    if args.cluster.network.existing:
+def lustre_network(args: GkeClusterArgs, net: Network, opts: pulumi.ResourceOptions) -> list[pulumi.Resource]:
+    """What Lustre instances wait for on a created network: its private services access (the
+    range and connection network.network makes, shared with Cloud SQL) and the LNet firewall
+    rule. An existing network's owner provides both (docs/clouds/gke.md, Shared VPC)."""
+    if args.cluster.network.existing or net.lustre_range is None:
         return []
-    keep = bool(data.retain_on_delete)
-    kept = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(retain_on_delete=keep))
-    reserved = gcp.compute.GlobalAddress(
-        "lustre-range",
-        opts=gke_network.range_kept(name_kept(kept, ADDRESS, "name"), ADDRESS),
-        **lustre_range_args(args, net.network),
-    )
-    connection = gcp.servicenetworking.Connection(
-        "lustre-peering", opts=opts, **gke_network.peering_args(net.network, reserved.name, keep)
-    )
     firewall = gcp.compute.Firewall(
-        "lustre-lnet", opts=opts, **lustre_firewall_args(args, net.network, reserved.address)
+        "lustre-lnet", opts=opts, **lustre_firewall_args(args, net.network, net.lustre_range.address)
     )
-    return [connection, firewall]
+    return [*net.lustre_ready, firewall]
