@@ -268,6 +268,20 @@ def fsx_subnet(net: Network, zone: str | None) -> pulumi.Output[str]:
     ).apply(lambda v: subnet_in_zone(zone, list(v[0]), list(v[1])))
 
 
+def _security_group(
+    args: EksClusterArgs, net: Network, name: str, description: str, data: pulumi.ResourceOptions
+) -> aws.ec2.SecurityGroup:
+    """A file system's own security group in the VPC (its rules apart), kept with the data."""
+    return aws.ec2.SecurityGroup(
+        name,
+        name=security_group_name(args, name),
+        description=description,
+        vpc_id=net.vpc_id,
+        tags=tags(args, f"{args.cluster.name}-{name}"),
+        opts=data,
+    )
+
+
 def _rule(
     direction: type[aws.vpc.SecurityGroupIngressRule] | type[aws.vpc.SecurityGroupEgressRule],
     name: str,
@@ -309,13 +323,8 @@ def efs(
         opts=pulumi.ResourceOptions.merge(data, pulumi.ResourceOptions(protect=prod)),
         **efs_file_system_args(args, fs),
     )
-    group = aws.ec2.SecurityGroup(
-        name,
-        name=security_group_name(args, name),
-        description=f"EFS {fs.name} of {args.cluster.name}: NFS from the cluster only",
-        vpc_id=net.vpc_id,
-        tags=tags(args, f"{args.cluster.name}-{name}"),
-        opts=data,
+    group = _security_group(
+        args, net, name, f"EFS {fs.name} of {args.cluster.name}: NFS from the cluster only", data
     )
     _rule(
         aws.vpc.SecurityGroupIngressRule,
@@ -370,13 +379,12 @@ def fsx_lustre(
     link, and how pods mount it."""
     name = f"fsx-{fs.name}"
     prod = args.environment == "prod"
-    group = aws.ec2.SecurityGroup(
+    group = _security_group(
+        args,
+        net,
         name,
-        name=security_group_name(args, name),
-        description=f"FSx for Lustre {fs.name} of {args.cluster.name}: Lustre from the cluster and itself",
-        vpc_id=net.vpc_id,
-        tags=tags(args, f"{args.cluster.name}-{name}"),
-        opts=data,
+        f"FSx for Lustre {fs.name} of {args.cluster.name}: Lustre from the cluster and itself",
+        data,
     )
     rules = []
     for low, high in LUSTRE_PORTS:

@@ -172,20 +172,27 @@ def nat_args(args: GkeClusterArgs, router: pulumi.Input[str]) -> dict[str, Any]:
     }
 
 
-def sql_range_args(args: GkeClusterArgs, network: pulumi.Input[str]) -> dict[str, Any]:
+def _service_range_args(
+    args: GkeClusterArgs, network: pulumi.Input[str], purpose: str, prefix: int, offset: int
+) -> dict[str, Any]:
+    """A range reserved for the network's private services access (`purpose`: what uses it)."""
     result = {
-        "name": namer(args.cluster).name("gcp:compute/globalAddress:GlobalAddress", "name", "sql"),
+        "name": namer(args.cluster).name(ADDRESS, "name", purpose),
         "network": network,
         "purpose": "VPC_PEERING",
         "address_type": "INTERNAL",
-        "prefix_length": SQL_RANGE_PREFIX,
+        "prefix_length": prefix,
     }
-    if address := pinned_address(args, SQL_OFFSET):
-        # Outside the fabric's range (service_block); `address` is the range's first address
-        # (pulumi-gcp 10.2.0 compute/global_address.py: "the IP address or beginning of the
-        # address range represented by this resource").
+    if address := pinned_address(args, offset):
+        # Beside a GPU fabric: outside its range (service_block); `address` is the range's
+        # first address (pulumi-gcp 10.2.0 compute/global_address.py: "the IP address or
+        # beginning of the address range represented by this resource").
         result["address"] = address
     return result
+
+
+def sql_range_args(args: GkeClusterArgs, network: pulumi.Input[str]) -> dict[str, Any]:
+    return _service_range_args(args, network, "sql", SQL_RANGE_PREFIX, SQL_OFFSET)
 
 
 # Managed Lustre's private services range: "each Managed Lustre instance requires a contiguous
@@ -195,17 +202,7 @@ LUSTRE_RANGE_PREFIX = 22
 
 
 def lustre_range_args(args: GkeClusterArgs, network: pulumi.Input[str]) -> dict[str, Any]:
-    result = {
-        "name": namer(args.cluster).name(ADDRESS, "name", "lustre"),
-        "network": network,
-        "purpose": "VPC_PEERING",
-        "address_type": "INTERNAL",
-        "prefix_length": LUSTRE_RANGE_PREFIX,
-    }
-    # Beside a GPU fabric: out of 192.168.0.0/16 (service_block).
-    if address := pinned_address(args, LUSTRE_OFFSET):
-        result["address"] = address
-    return result
+    return _service_range_args(args, network, "lustre", LUSTRE_RANGE_PREFIX, LUSTRE_OFFSET)
 
 
 def peering_args(

@@ -47,7 +47,6 @@ from components.config.shared_filesystems import FilestoreFs, GcsFuseFs, Managed
 
 FILESTORE = "gcp:filestore/instance:Instance"
 LUSTRE = "gcp:lustre/instance:Instance"
-ADDRESS = "gcp:compute/globalAddress:GlobalAddress"
 FIREWALL = "gcp:compute/firewall:Firewall"
 
 # Each Filestore instance has one share (its only one: "For this version, only a single file
