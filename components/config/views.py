@@ -42,6 +42,11 @@ def _system_capable(pool: NodePool) -> bool:
     return not pool.all_taints and not pool.gpu and not interruptible
 
 
+def _mounts(fs: SharedFilesystemBase, resource_pool: ResourcePoolConfig) -> bool:
+    """Whether a resource pool's task pods mount `fs` (its resourcePools, default every pool)."""
+    return fs.resource_pools is None or resource_pool.name in fs.resource_pools
+
+
 class DeploymentViews:
     """Views derived from the deployment's settings; mixed into a pydantic model that has
     the fields named below (read, never written)."""
@@ -221,11 +226,11 @@ class DeploymentViews:
 
     def pool_filesystems(self, resource_pool: ResourcePoolConfig) -> list[SharedFilesystemBase]:
         """The shared filesystems a resource pool's task pods mount, in the order configured."""
-        return [
-            fs
-            for fs in self.shared_filesystems
-            if fs.resource_pools is None or resource_pool.name in fs.resource_pools
-        ]
+        return [fs for fs in self.shared_filesystems if _mounts(fs, resource_pool)]
+
+    def _mounting_pools(self, fs: SharedFilesystemBase) -> list[ResourcePoolConfig]:
+        """The resource pools whose task pods mount `fs`."""
+        return [rp for rp in self.resource_pools if _mounts(fs, rp)]
 
     @property
     def checkpoint_filesystem(self) -> SharedFilesystemBase | None:
@@ -239,7 +244,7 @@ class DeploymentViews:
         runs in the default task namespace, every task writes them)."""
         if self.checkpoint_filesystem is fs:
             return self.pod_namespaces
-        pools = [rp for rp in self.resource_pools if fs in self.pool_filesystems(rp)]
+        pools = self._mounting_pools(fs)
         if not pools:
             return []
         # Where a pool's pods (with its pod spec) may run, as resource_pools.pool_namespaces
@@ -254,11 +259,7 @@ class DeploymentViews:
     def filesystem_node_pools(self, fs: SharedFilesystemBase) -> list[NodePool]:
         """The node pools whose nodes mount `fs` (its resource pools'; every pool's for the
         checkpoint filesystem)."""
-        pools = (
-            self.resource_pools
-            if self.checkpoint_filesystem is fs
-            else [rp for rp in self.resource_pools if fs in self.pool_filesystems(rp)]
-        )
+        pools = self.resource_pools if self.checkpoint_filesystem is fs else self._mounting_pools(fs)
         names = list(dict.fromkeys(rp.node_pool for rp in pools))
         if self.checkpoint_filesystem is fs and self.master_node_pool is not None:
             names = list(dict.fromkeys([self.master_node_pool.name, *names]))
